@@ -1,0 +1,3 @@
+module github.com/goslurm/goslurm
+
+go 1.26
