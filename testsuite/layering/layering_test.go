@@ -27,6 +27,7 @@ var purePackages = []string{
 	"hostlist",
 	"conf",
 	"slurmctld/sched",
+	"protocol/pack",
 	"protocol/codec",
 }
 
@@ -36,7 +37,6 @@ var forbidden = []string{
 	"net",
 	"os/exec",
 	"database/sql",
-	"syscall",
 	"golang.org/x/sys",
 }
 
