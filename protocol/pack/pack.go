@@ -372,3 +372,11 @@ func (w *Writer) ListCount(n int, present bool) {
 	}
 	w.U32(uint32(n))
 }
+
+// NewWriter returns a writer that appends to buf, so a caller can pack into a
+// buffer it already holds (a frame being assembled, say).
+func NewWriter(buf []byte) *Writer { return &Writer{buf: buf} }
+
+// Raw appends p as is, with no length prefix: for pre-packed parts such as a
+// forwarded auth section or a message body.
+func (w *Writer) Raw(p []byte) { w.buf = append(w.buf, p...) }

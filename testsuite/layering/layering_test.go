@@ -29,6 +29,8 @@ var purePackages = []string{
 	"slurmctld/sched",
 	"protocol/pack",
 	"protocol/codec",
+	"protocol/msgtype",
+	"protocol/slurmerr",
 }
 
 // forbidden imports for pure packages, matched on the full import path or as a
