@@ -6,7 +6,7 @@ BIN       ?= bin
 FUZZTIME  ?= 10s
 STATICCHECK_VERSION ?= v0.8.2
 
-MAIN_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...)
+MAIN_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./... | grep -v /internal/)
 
 .PHONY: all build test bench fuzz lint clean
 
