@@ -97,8 +97,10 @@ func nextToken(s string, pos *int) (string, bool) {
 		}
 		var jumped bool
 		for {
-			ob := indexFrom(s, parse, '[')
-			if ob < 0 || ob > i {
+			// Only a '[' inside the token matters; searching the rest of
+			// s would make a long list of plain names quadratic.
+			ob := indexFrom(s[:min(i+1, len(s))], parse, '[')
+			if ob < 0 {
 				break
 			}
 			cb := indexFrom(s, parse, ']')

@@ -22,7 +22,9 @@ func BenchmarkScontrolHostnames(b *testing.B) {
 	ours := buildScontrol(b)
 	conf := oracle.SlurmConf(b)
 
-	hosts, err := exec.Command(real, "show", "hostnames", bigList).Output()
+	expand := exec.Command(real, "show", "hostnames", bigList)
+	expand.Env = append(os.Environ(), "SLURM_CONF="+conf)
+	hosts, err := expand.Output()
 	if err != nil {
 		b.Fatal(err)
 	}
