@@ -122,6 +122,7 @@ func (k *keyInfo) setField(cfg *Config, value string) error {
 	case "tmin":
 		m, ok := ParseTimeMins(value)
 		if !ok || (k.Name == "PriorityCalcPeriod" && (m < 1 || m == TimeInfinite)) {
+			//lint:ignore ST1005 Slurm's wording, which scripts and our tests match
 			return fmt.Errorf("Bad value \"%s\" for %s", value, k.Name)
 		}
 		if m != TimeInfinite {

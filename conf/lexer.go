@@ -61,10 +61,6 @@ func (l *Line) after(i int) string {
 	return strings.TrimRight(l.Text[l.Pairs[i].end:], "\r\n")
 }
 
-// from returns the text of the line starting at pair i (leading blanks kept).
-func (l *Line) from(i int) string {
-	return strings.TrimRight(l.Text[l.Pairs[i].start:], "\r\n")
-}
 
 // isSpace matches C isspace() in the "C" locale.
 func isSpace(c byte) bool {
