@@ -61,7 +61,6 @@ func (l *Line) after(i int) string {
 	return strings.TrimRight(l.Text[l.Pairs[i].end:], "\r\n")
 }
 
-
 // isSpace matches C isspace() in the "C" locale.
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'

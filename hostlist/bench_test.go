@@ -3,6 +3,7 @@ package hostlist
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,19 @@ func BenchmarkExpand100k(b *testing.B) {
 		hosts, err := Expand(big100k)
 		if err != nil || len(hosts) != 100000 {
 			b.Fatal(len(hosts), err)
+		}
+	}
+}
+
+// BenchmarkParsePlainList100k parses 100,000 comma-separated plain names,
+// what "scontrol show hostlist FILE" does with a file of host names.
+func BenchmarkParsePlainList100k(b *testing.B) {
+	list := strings.Join(hosts100k(), ",")
+	b.ReportAllocs()
+	for b.Loop() {
+		hl, err := Parse(list)
+		if err != nil || hl.Count() != 100000 {
+			b.Fatal(err)
 		}
 	}
 }

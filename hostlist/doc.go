@@ -16,6 +16,10 @@
 //     r1c2n1, ...;
 //   - Sort does not remove duplicates ("n[1-3],n2" sorts to "n[1-2,2-3]");
 //     Uniq does;
+//   - Sort and Uniq never lose a host, even where Slurm's do (its
+//     hostlist_coalesce reads freed memory on some mixed zero-padded
+//     input); SortAsScontrol reproduces real scontrol's output there too,
+//     for "scontrol show hostlistsorted" only;
 //   - numbers are parsed as C's strtoul does (leading blanks and a sign are
 //     accepted, overflow saturates), and widths come from the text length.
 //

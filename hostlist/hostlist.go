@@ -30,16 +30,6 @@ func (r *hostRange) empty() bool {
 	return r.hi < r.lo || r.hi == math.MaxUint64
 }
 
-// host formats the host at number n of r.
-func (r *hostRange) host(n uint64) string {
-	if r.single {
-		return r.prefix
-	}
-	b := make([]byte, 0, len(r.prefix)+20)
-	b = append(b, r.prefix...)
-	return string(appendPadded(b, n, r.width))
-}
-
 // Hostlist is an ordered list of hosts stored as ranges. The zero value is
 // an empty list. A Hostlist is not safe for concurrent use.
 type Hostlist struct {
@@ -372,19 +362,6 @@ func (hl *Hostlist) deleteRange(i int) {
 	copy(hl.ranges[i:], hl.ranges[i+1:])
 	hl.ranges[len(hl.ranges)-1] = nil
 	hl.ranges = hl.ranges[:len(hl.ranges)-1]
-}
-
-// insertRanges inserts rs before index i.
-func (hl *Hostlist) insertRanges(i int, rs []*hostRange) {
-	if len(rs) == 0 {
-		return
-	}
-	if i > len(hl.ranges) {
-		i = len(hl.ranges)
-	}
-	hl.ranges = append(hl.ranges, rs...)
-	copy(hl.ranges[i+len(rs):], hl.ranges[i:len(hl.ranges)-len(rs)])
-	copy(hl.ranges[i:], rs)
 }
 
 func (hl *Hostlist) insertRange(i int, r *hostRange) {

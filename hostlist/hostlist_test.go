@@ -159,10 +159,16 @@ func TestRangedAndSort(t *testing.T) {
 		if got := hl.Ranged(); got != tt.ranged {
 			t.Errorf("Ranged(%q) = %q, want %q", tt.expr, got, tt.ranged)
 		}
+		// Slurm's sort is well defined on these: both sorts agree.
 		s := hl.Copy()
 		s.Sort()
 		if got := s.Ranged(); got != tt.sorted {
 			t.Errorf("sorted(%q) = %q, want %q", tt.expr, got, tt.sorted)
+		}
+		s = hl.Copy()
+		s.SortAsScontrol()
+		if got := s.Ranged(); got != tt.sorted {
+			t.Errorf("SortAsScontrol(%q) = %q, want %q", tt.expr, got, tt.sorted)
 		}
 		u := hl.Copy()
 		u.Uniq()

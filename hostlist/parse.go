@@ -24,9 +24,8 @@ const (
 // lower it.
 var maxTotalRanges = 1 << 22
 
-// separators between hostlist tokens, as hostlist_create uses them.
-const separators = "\t, "
-
+// isSep matches the separators between hostlist tokens, as hostlist_create
+// uses them.
 func isSep(c byte) bool { return c == '\t' || c == ',' || c == ' ' }
 
 // isSpace is C's isspace in the "C" locale.

@@ -67,8 +67,9 @@ func Compress(hosts []string) string {
 	return hl.Ranged()
 }
 
-// CompressSorted is Compress after Slurm's sort (duplicates kept), the
-// form of "scontrol show hostlistsorted".
+// CompressSorted is Compress after Sort (Slurm's order, duplicates kept):
+// the form "scontrol show hostlistsorted" prints, except that it keeps the
+// hosts scontrol loses (see SortAsScontrol).
 func CompressSorted(hosts []string) string {
 	hl := New()
 	for _, h := range hosts {

@@ -10,13 +10,24 @@ import (
 // one element at a time). They are quadratic and exist only to check the
 // linear versions.
 
-func (hl *Hostlist) coalesceReference() {
+// coalesceReference is Slurm's hostlist_coalesce. Unless asScontrol, a
+// pair out of numeric order is swapped, then split if it still overlaps,
+// and only byte-equal prefixes merge.
+func (hl *Hostlist) coalesceReference(asScontrol bool) {
 	for i := len(hl.ranges) - 1; i > 0; i-- {
-		nr := intersect(hl.ranges[i-1], hl.ranges[i])
+		nr := intersect(hl.ranges[i-1], hl.ranges[i], !asScontrol)
 		if nr == nil {
 			continue
 		}
 		prev, next := hl.ranges[i-1], hl.ranges[i]
+		if !asScontrol && next.lo < prev.lo {
+			prev, next = next, prev
+			hl.ranges[i-1], hl.ranges[i] = prev, next
+			if nr = intersect(prev, next, !asScontrol); nr == nil {
+				i = len(hl.ranges)
+				continue
+			}
+		}
 		j := i
 		if nr.hi < prev.hi {
 			next.hi = prev.hi
@@ -48,19 +59,19 @@ func (hl *Hostlist) coalesceReference() {
 	}
 	for i := len(hl.ranges) - 1; i > 0; i-- {
 		prev, next := hl.ranges[i-1], hl.ranges[i]
-		if prev.hi == next.lo-1 && prefixCmp(prev, next) == 0 && widthCombine(prev, next) {
+		if prev.hi == next.lo-1 && samePrefix(prev, next, !asScontrol) && widthCombine(prev, next) {
 			prev.hi = next.hi
 			hl.deleteRange(i)
 		}
 	}
 }
 
-func (hl *Hostlist) sortReference() {
+func (hl *Hostlist) sortReference(asScontrol bool) {
 	if len(hl.ranges) <= 1 {
 		return
 	}
 	mergeSort(hl.ranges)
-	hl.coalesceReference()
+	hl.coalesceReference(asScontrol)
 }
 
 func (hl *Hostlist) uniqReference() {
@@ -106,9 +117,16 @@ func TestSortMatchesReference(t *testing.T) {
 		hl := randomRangeList(r)
 		a, b := hl.Copy(), hl.Copy()
 		a.Sort()
-		b.sortReference()
+		b.sortReference(false)
 		if a.Ranged() != b.Ranged() || a.Count() != b.Count() {
 			t.Fatalf("Sort(%q) = %q, reference %q", hl.Ranged(), a.Ranged(), b.Ranged())
+		}
+		checkSameHosts(t, "Sort", hl, a)
+		a, b = hl.Copy(), hl.Copy()
+		a.SortAsScontrol()
+		b.sortReference(true)
+		if a.Ranged() != b.Ranged() || a.Count() != b.Count() {
+			t.Fatalf("SortAsScontrol(%q) = %q, reference %q", hl.Ranged(), a.Ranged(), b.Ranged())
 		}
 		a, b = hl.Copy(), hl.Copy()
 		a.Uniq()
@@ -116,5 +134,6 @@ func TestSortMatchesReference(t *testing.T) {
 		if a.Ranged() != b.Ranged() || a.Count() != b.Count() {
 			t.Fatalf("Uniq(%q) = %q (%d), reference %q (%d)", hl.Ranged(), a.Ranged(), a.Count(), b.Ranged(), b.Count())
 		}
+		checkDistinctHosts(t, hl, a)
 	}
 }

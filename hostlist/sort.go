@@ -142,22 +142,53 @@ func msort(b, tmp []*hostRange) {
 }
 
 // Sort orders the hosts as Slurm's hostlist_sort: by prefix (natural
-// order), then number, merging adjacent ranges. It does not remove
-// duplicates: "n[1-3],n2" sorts to "n[1-2,2-3]".
-func (hl *Hostlist) Sort() {
+// order), then number, splitting overlapping ranges and merging adjacent
+// ones. It does not remove duplicates: "n[1-3],n2" sorts to "n[1-2,2-3]".
+//
+// Sort never loses or invents a host: the sorted list holds the same
+// multiset of hosts. Wherever Slurm's sort is well defined the result is
+// exactly Slurm's. Where Slurm's hostlist_coalesce reads freed memory and
+// drops hosts (two neighbouring ranges out of numeric order, which its
+// comparison allows for mixed zero-padding and for numbers 2^31 or more
+// apart), Sort puts the pair in order and splits it as Slurm splits an
+// ordered pair, keeping every host. Likewise it never merges ranges whose
+// prefixes differ only in blanks ("\nn1" and "n2"), which Slurm compares
+// as equal and merges, renaming hosts. Use SortAsScontrol only to
+// reproduce scontrol's output byte for byte.
+func (hl *Hostlist) Sort() { hl.sort(false) }
+
+// SortAsScontrol is Sort as real scontrol 22.05 (glibc) prints it,
+// including the use-after-free in Slurm's hostlist_coalesce that drops
+// hosts: "[3-10,9-15,09-12]" sorts to "[3-9,9-10,10-12]", losing 13-15
+// and a 10. It exists only so that "scontrol show hostlistsorted" stays
+// byte-identical to Slurm's; everything else should call Sort. It agrees
+// with Sort except where Slurm loses hosts or merges prefixes that differ
+// only in blanks; Count is not adjusted for the lost hosts.
+func (hl *Hostlist) SortAsScontrol() { hl.sort(true) }
+
+func (hl *Hostlist) sort(asScontrol bool) {
 	if len(hl.ranges) <= 1 {
 		return
 	}
 	mergeSort(hl.ranges)
-	hl.coalesce()
+	hl.coalesce(asScontrol)
 }
 
-// intersect is Slurm's hostrange_intersect for sorted a <= b.
-func intersect(a, b *hostRange) *hostRange {
+// samePrefix reports whether a and b may be merged into one range.
+// Slurm compares prefixes with strnatcmp, which skips blanks, so it merges
+// "\nn1" into "n1" and renames the host; with exact it takes byte-equal
+// prefixes only.
+func samePrefix(a, b *hostRange, exact bool) bool {
+	return prefixCmp(a, b) == 0 && (!exact || a.prefix == b.prefix)
+}
+
+// intersect is Slurm's hostrange_intersect for sorted a <= b (with exact,
+// prefixes must be byte-equal).
+func intersect(a, b *hostRange, exact bool) *hostRange {
 	if a.single || b.single {
 		return nil
 	}
-	if a.hi > b.lo && prefixCmp(a, b) == 0 && widthCombine(a, b) {
+	if a.hi > b.lo && samePrefix(a, b, exact) && widthCombine(a, b) {
 		n := *a
 		n.lo = b.lo
 		n.hi = min(b.hi, a.hi)
@@ -167,7 +198,8 @@ func intersect(a, b *hostRange) *hostRange {
 }
 
 // coalesce splits overlapping neighbours the way Slurm's hostlist_coalesce
-// does, then joins adjacent ranges.
+// does, then joins adjacent ranges. asScontrol selects what happens to a
+// pair out of numeric order (see Sort and SortAsScontrol).
 //
 // Slurm scans pairs from the end of the list towards the front, and after
 // every split inserts single hosts in the middle of its array and rescans
@@ -175,7 +207,13 @@ func intersect(a, b *hostRange) *hostRange {
 // nothing, so resuming just right of the split gives the same result;
 // keeping the list as a front slice and a back stack (the scan position
 // is the boundary) makes every step O(1) amortised.
-func (hl *Hostlist) coalesce() {
+//
+// For an ordered pair prev=[a,b], next=[c,d] (a <= c < b) a split lays
+// the hosts of both out in ascending order: [a,c], then singles c, c+1,
+// c+1, ..., m-1, m-1, m, then [m,max(b,d)] with m = min(b,d). Each split
+// sorts a contiguous run of hosts that held an inversion, so inversions
+// only decrease and the loop ends.
+func (hl *Hostlist) coalesce(asScontrol bool) {
 	n := len(hl.ranges)
 	if n < 2 {
 		return
@@ -184,42 +222,59 @@ func (hl *Hostlist) coalesce() {
 	back := []*hostRange{hl.ranges[n-1]} // the rest, leftmost last
 	for len(front) > 0 {
 		prev, next := front[len(front)-1], back[len(back)-1]
-		nr := intersect(prev, next)
+		nr := intersect(prev, next, !asScontrol)
 		if nr == nil {
 			back = append(back, prev)
 			front = front[:len(front)-1]
 			continue
 		}
-		if nr.hi < prev.hi {
-			next.hi = prev.hi
+		if next.lo < prev.lo && !asScontrol {
+			// The pair is out of order: Slurm's sort compared it by
+			// width (or its difference overflowed an int) and
+			// intersect has since unified the widths. Slurm would
+			// empty prev below and free the wrong range. Swap the
+			// pair instead (with unified widths no name changes) and
+			// split it, if it still overlaps, as an ordered pair.
+			prev, next = next, prev
+			front[len(front)-1], back[len(back)-1] = prev, next
+			nr = intersect(prev, next, !asScontrol)
 		}
-		prev.hi = nr.lo
-		next.lo = nr.hi
-		// When prev has emptied, Slurm deletes (and frees) next instead,
-		// then keeps reading next.lo. With glibc, each single host
-		// allocated in the loop below reuses next's memory, so next.lo
-		// always equals the host being tested and the second test never
-		// holds. We reproduce that observed behaviour.
-		nextGone := prev.empty()
-		if nextGone {
-			back = back[:len(back)-1]
-		}
-		for lo := nr.lo; lo <= nr.hi; lo++ {
-			one := hostRange{prefix: nr.prefix, lo: lo, hi: lo, width: nr.width}
-			if lo > prev.hi {
-				c := one
-				front = append(front, &c)
+		if nr != nil {
+			if nr.hi < prev.hi {
+				next.hi = prev.hi
 			}
-			if !nextGone && lo < next.lo {
-				c := one
-				front = append(front, &c)
+			prev.hi = nr.lo
+			next.lo = nr.hi
+			// When prev has emptied (a pair out of order, which only
+			// SortAsScontrol splits), Slurm deletes (and frees) next
+			// instead, then keeps reading next.lo. With glibc, each
+			// single host allocated in the loop below reuses next's
+			// memory, so next.lo always equals the host being tested
+			// and the second test never holds. We reproduce that
+			// observed behaviour.
+			nextGone := prev.empty()
+			if nextGone {
+				back = back[:len(back)-1]
 			}
-			if lo == nr.hi { // do not wrap at MaxUint64
-				break
+			for lo := nr.lo; lo <= nr.hi; lo++ {
+				one := hostRange{prefix: nr.prefix, lo: lo, hi: lo, width: nr.width}
+				if lo > prev.hi {
+					c := one
+					front = append(front, &c)
+				}
+				if !nextGone && lo < next.lo {
+					c := one
+					front = append(front, &c)
+				}
+				if lo == nr.hi { // do not wrap at MaxUint64
+					break
+				}
 			}
 		}
 		// Slurm rescans from the end; the first pair that can intersect
 		// is (j, j+1), j being where next (or its successor) now is.
+		// After a swap without a split the same holds: pairs further
+		// right are unchanged.
 		j := len(front)
 		total := len(front) + len(back)
 		target := min(j+1, total-1)
@@ -238,13 +293,13 @@ func (hl *Hostlist) coalesce() {
 		out = append(out, back[i])
 	}
 	hl.ranges = out
-	hl.collapse()
+	hl.collapse(!asScontrol)
 }
 
 // collapse joins neighbouring ranges that continue each other. Slurm
 // walks from the end, merging each range into its predecessor and
 // deleting it; this does the same merges in the same order in one pass.
-func (hl *Hostlist) collapse() {
+func (hl *Hostlist) collapse(exact bool) {
 	n := len(hl.ranges)
 	if n < 2 {
 		return
@@ -254,7 +309,7 @@ func (hl *Hostlist) collapse() {
 	cur := hl.ranges[n-1]
 	for i := n - 1; i > 0; i-- {
 		prev := hl.ranges[i-1]
-		if prev.hi == cur.lo-1 && prefixCmp(prev, cur) == 0 && widthCombine(prev, cur) {
+		if prev.hi == cur.lo-1 && samePrefix(prev, cur, exact) && widthCombine(prev, cur) {
 			prev.hi = cur.hi
 		} else {
 			hl.ranges[w] = cur
@@ -270,13 +325,29 @@ func (hl *Hostlist) collapse() {
 
 // join merges b into a (a sorted before b) when they overlap or touch. It
 // returns the number of duplicated hosts, or -1 when they cannot merge.
+// For a <= b with byte-equal prefixes it is Slurm's hostrange_join;
+// prefixes that differ only in blanks (equal to Slurm) are not joined.
 func join(a, b *hostRange) int {
-	if prefixCmp(a, b) != 0 || !widthCombine(a, b) {
+	if !samePrefix(a, b, true) || !widthCombine(a, b) {
 		return -1
 	}
 	switch {
 	case a.single && b.single:
 		return 1
+	case b.lo < a.lo:
+		// Out of numeric order (Slurm's sort compared the pair by width
+		// or its difference overflowed an int). Slurm's join would drop
+		// b whole even when disjoint from a; join only when they
+		// overlap or touch, counting the true overlap.
+		if b.hi < a.lo-1 {
+			return -1
+		}
+		d := uint64(0)
+		if b.hi >= a.lo {
+			d = min(a.hi, b.hi) - a.lo + 1
+		}
+		a.lo, a.hi = b.lo, max(a.hi, b.hi)
+		return int(int32(d))
 	case a.hi == b.lo-1:
 		a.hi = b.hi
 		return 0
@@ -291,7 +362,14 @@ func join(a, b *hostRange) int {
 	return -1
 }
 
-// Uniq sorts the list (as Sort) and removes duplicate hosts.
+// Uniq sorts the list (in Slurm's order, as Sort) and removes duplicate
+// hosts as Slurm's hostlist_uniq does. It never drops a distinct host:
+// where Slurm's order leaves two ranges out of numeric order, Slurm's join
+// may delete hosts that are not duplicates; Uniq then joins only ranges
+// that overlap or touch. Nor does it join prefixes that differ only in
+// blanks, which Slurm treats as equal. It can keep a duplicate that Slurm's order does
+// not bring next to its twin (or that is named through different
+// prefixes, "n1[2]" and "n12").
 func (hl *Hostlist) Uniq() {
 	if len(hl.ranges) <= 1 {
 		return

@@ -23,10 +23,6 @@ type diffCase struct {
 	env   []string
 	file  *string // content of a temporary file, if any
 	stdin []byte
-	// crashes marks inputs on which real scontrol 22.05 dies with SIGSEGV
-	// (a host count that disagrees with the ranges at 2^64-1); ours
-	// prints the hosts instead.
-	crashes bool
 }
 
 func str(s string) *string { return &s }
@@ -360,9 +356,6 @@ func generatedExpressions(n int) []string {
 	}
 	return out
 }
-
-// crashers are expressions real scontrol crashes on (see diffCase.crashes).
-var crashers = map[string]bool{}
 
 func allCases() []diffCase {
 	cases := handCases()

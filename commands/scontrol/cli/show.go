@@ -170,7 +170,9 @@ func (s *state) encodeHostlist(val *string, sorted bool) {
 		return
 	}
 	if sorted {
-		hl.Sort()
+		// Byte-identical to real scontrol, including the hosts its
+		// hostlist_coalesce loses by reading freed memory.
+		hl.SortAsScontrol()
 	}
 	s.stdout.Write(hl.AppendRanged(nil))
 	s.stdout.WriteByte('\n')
