@@ -76,3 +76,34 @@ func BenchmarkParse20000Nodes(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseCompanions feeds the same text to the gres.conf and cgroup.conf
+// readers: no panic, and an error never comes with a partial model.
+func FuzzParseCompanions(f *testing.F) {
+	for _, s := range []string{
+		"AutoDetect=off\nNodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3] Cores=0-7 Links=-1,2,0,0\n",
+		"Name=mps Count=200K\nName=shard Count=8 Flags=one_sharing\n",
+		"CgroupPlugin=cgroup/v1\nConstrainCores=yes\nAllowedRAMSpace=95.5\nMinRAMSpace=30\n",
+		"CgroupReleaseAgentDir=/x\nConstrainRAMSpace=maybe\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fsys := MapFS{"/etc/slurm/x.conf": text}
+		g, err := LoadGres(fsys, "/etc/slurm/x.conf", List{"gpu", "mps", "shard"})
+		if (err == nil) == (g == nil) {
+			t.Fatalf("LoadGres: config %v with error %v", g != nil, err)
+		}
+		if g != nil {
+			for _, r := range g.Records {
+				if r == nil {
+					t.Fatal("nil gres record")
+				}
+			}
+		}
+		c, err := LoadCgroup(fsys, "/etc/slurm/x.conf")
+		if (err == nil) == (c == nil) {
+			t.Fatalf("LoadCgroup: config %v with error %v", c != nil, err)
+		}
+	})
+}
