@@ -18,11 +18,8 @@ import (
 	"time"
 
 	"github.com/goslurm/goslurm/credential/munge"
+	"github.com/goslurm/goslurm/testsuite/oracle"
 )
-
-// RequireOracleEnv is the environment variable that turns a missing oracle
-// binary from a skip into a failure.
-const RequireOracleEnv = "GOSLURM_REQUIRE_ORACLE"
 
 // Options configure a private munged. The zero value generates a random key.
 type Options struct {
@@ -65,11 +62,7 @@ func Tool(t testing.TB, name string) string {
 			return filepath.Join(dir, name)
 		}
 	}
-	msg := fmt.Sprintf("%s not found (install the Debian package \"munge\"): %v", name, err)
-	if os.Getenv(RequireOracleEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, RequireOracleEnv)
-	}
-	t.Skip(msg)
+	oracle.Unavailable(t, fmt.Sprintf("%s not found (install the Debian package \"munge\"): %v", name, err))
 	return ""
 }
 
