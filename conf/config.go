@@ -259,6 +259,14 @@ type Config struct {
 	// DefaultPartition is the name of the default partition ("" if none).
 	DefaultPartition string
 
+	// Typed readings of flag-list keys (flags.go), as 22.05 interprets
+	// them; the raw lists stay in the keys' own fields.
+	AccountingEnforceFlags uint16           // ACCOUNTING_ENFORCE_* bits
+	PrivateDataFlags       PrivateDataFlags // substring matches, as 22.05
+	PriorityFlagBits       PriorityFlagBits // FAIR_TREE unless turned off
+	TaskPluginParamFlags   uint32           // CPUBind* / CPUAutoBind* bits
+	LicenseList            []License        // Licenses, duplicates summed
+
 	// Set maps the canonical name of every key given in the file to the
 	// place it was (last) set.
 	Set map[string]Pos

@@ -32,8 +32,11 @@ type NodeLine struct {
 	CoreSpecCount  uint16
 	CPUSpecList    string
 	MemSpecLimit   MB
-	CpuBind        string
-	TRESWeights    string
+	// CpuBind is the CpuBind= value ("" when absent or invalid, which
+	// 22.05 logs and ignores); CpuBindFlags is its reading (CPUBind*).
+	CpuBind      string
+	CpuBindFlags uint32
+	TRESWeights  string
 
 	// Count is how many nodes this line defines.
 	Count int
@@ -171,6 +174,12 @@ func (p *parser) makeNodeLine(r nodeRec) *NodeLine {
 		n.Boards = v
 	}
 	n.CpuBind, _ = lookup(tbl, dflt, "CpuBind")
+	if f, ok := ParseCPUBind(n.CpuBind); ok {
+		n.CpuBindFlags = f
+	} else {
+		w("NodeNames=%s CpuBind='%s' is invalid, ignored", n.Names, n.CpuBind)
+		n.CpuBind = ""
+	}
 	n.CoreSpecCount, _ = u16of(tbl, dflt, "CoreSpecCount")
 	if v, ok := u16of(tbl, dflt, "CoresPerSocket"); ok {
 		n.CoresPerSocket = v
@@ -189,6 +198,14 @@ func (p *parser) makeNodeLine(r nodeRec) *NodeLine {
 	n.Features = splitList(feat)
 	if g, ok := lookup(tbl, dflt, "Gres"); ok {
 		for _, item := range splitList(g) {
+			// gres_name_filter: names not in GresTypes are dropped, with
+			// an error unless GresTypes is empty (then silently).
+			if name, _, _ := strings.Cut(item, ":"); !p.cfg.GresTypes.hasExact(name) {
+				if len(p.cfg.GresTypes) > 0 {
+					w("Invalid GRES configured on node %s: %s", n.Names, item)
+				}
+				continue
+			}
 			gs, good := ParseGresSpec(item)
 			if !good {
 				p.d.errorf(r.pos, "Invalid GRES configured on node %s: %s", n.Names, g)
@@ -292,6 +309,10 @@ func (p *parser) makeNodeLine(r nodeRec) *NodeLine {
 	if uint32(n.CoreSpecCount) >= s*uint32(n.CoresPerSocket) {
 		w("NodeNames=%s CoreSpecCount=%d is invalid, reset to 1", n.Names, n.CoreSpecCount)
 		n.CoreSpecCount = 1
+	}
+	if n.CPUSpecList != "" && !cpuSpecListFits(n.CPUSpecList, int(n.CPUs)) {
+		w("NodeNames=%s CpuSpecList=%s - unable to convert it to bitmap of size CPUs=%d. Ignoring CpuSpecList.", n.Names, n.CPUSpecList, n.CPUs)
+		n.CPUSpecList = ""
 	}
 	if n.CoreSpecCount > 0 && n.CPUSpecList != "" {
 		w("NodeNames=%s CoreSpecCount=%d is invalid with CPUSpecList, reset to 0", n.Names, n.CoreSpecCount)

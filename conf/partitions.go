@@ -25,7 +25,8 @@ type Partition struct {
 	DenyAccounts  List
 	DenyQos       List
 	Alternate     string
-	CpuBind       string
+	CpuBind       string // "" when absent or invalid (logged, ignored)
+	CpuBindFlags  uint32 // CPUBind* bits
 	Default       bool
 	// DefaultTime is NoVal32 when not set (jobs then get MaxTime).
 	DefaultTime     Minutes
@@ -122,6 +123,12 @@ func (p *parser) makePartition(r partRec) (*Partition, bool) {
 	}
 	pt.Alternate, _ = lookup(tbl, dflt, "Alternate")
 	pt.CpuBind, _ = lookup(tbl, dflt, "CpuBind")
+	if f, good := ParseCPUBind(pt.CpuBind); good {
+		pt.CpuBindFlags = f
+	} else {
+		warnf("Partition=%s CpuBind='%s' is invalid, ignored", pt.Name, pt.CpuBind)
+		pt.CpuBind = ""
+	}
 	pt.TRESBillingWeights, _ = lookup(tbl, dflt, "TRESBillingWeights")
 	if v, has := lookup(tbl, dflt, "Default"); has {
 		pt.Default, _ = ParseBool("Default", v)

@@ -216,9 +216,11 @@ func (p *parser) finish() {
 		}
 	}
 	p.validateGlobals()
+	p.checkFlagKeys()
 	p.checkPlugins()
 	p.buildNodes()
 	p.buildPartitions()
 	p.checkTRES()
 	p.checkDownNodes()
+	p.checkSchedulerParameters()
 }

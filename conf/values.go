@@ -43,6 +43,16 @@ func (l List) Has(s string) bool {
 	return false
 }
 
+// hasExact reports whether the list holds s (case-sensitively).
+func (l List) hasExact(s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // Option is one item of an option list: "name" or "name=value".
 type Option struct {
 	Name     string
