@@ -346,6 +346,9 @@ func TestBrokenDirs(t *testing.T) {
 					w = g.Warnings
 				}
 				record("gres.conf", err, w)
+				if err == nil && c != nil {
+					resolveBrokenGres(c, g, record)
+				}
 			}
 			checkGolden(t, filepath.Join("broken", name), b.String())
 			if dev, ok := deviations[name]; ok {
@@ -374,5 +377,28 @@ func TestBrokenDirs(t *testing.T) {
 				t.Logf("%s: every file accepted", dir)
 			}
 		})
+	}
+}
+
+// resolveBrokenGres runs ResolveNode for the first node of every node line
+// (slurmd's per-node checks; CLOUD nodes the way slurmctld loads them).
+func resolveBrokenGres(c *Config, g *GresConfig, record func(string, error, []Diagnostic)) {
+	seen := map[int]bool{}
+	for _, n := range c.Nodes {
+		if seen[n.Line] {
+			continue
+		}
+		seen[n.Line] = true
+		nl := c.NodeLines[n.Line]
+		cpus := NodeCPUsFromConfig(nl)
+		if strings.HasPrefix(strings.ToUpper(nl.State), "CLOUD") {
+			cpus.Mode = CoresCPUIDs
+		}
+		ng, err := g.ResolveNode(c, n.Name, &cpus)
+		var w []Diagnostic
+		if ng != nil {
+			w = ng.Warnings
+		}
+		record("gres.conf resolved for "+n.Name, err, w)
 	}
 }
