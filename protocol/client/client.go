@@ -1,0 +1,290 @@
+// Package client is the client side of one Slurm RPC to slurmctld, as a
+// 22.05 command does it: connect to the first controller that answers (in
+// SlurmctldHost order, sweeping again once a second), send one signed frame,
+// read one reply frame on the same connection, verify the reply's auth
+// credential (22.05 clients refuse a reply without a valid one), close.
+//
+// The network and munge I/O live here; framing is protocol/codec's and
+// protocol/wire's, signing credential/auth's.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/protocol/codec"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/pack"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/protocol/wire"
+)
+
+// DefaultMessageTimeout is slurm.conf's MessageTimeout default.
+const DefaultMessageTimeout = 10 * time.Second
+
+// Client sends RPCs to slurmctld. Controllers and Auth are required; the
+// rest defaults to Slurm's behaviour. A Client is safe for concurrent use.
+type Client struct {
+	// Controllers are the controllers' "host:port" addresses in SlurmctldHost
+	// order (primary first), port = SlurmctldPort.
+	Controllers []string
+	// Auth signs requests and verifies replies (AuthType=auth/munge).
+	Auth *auth.Munge
+	// SlurmUserUID is SlurmUser's uid: ping and shutdown credentials are
+	// restricted to it.
+	SlurmUserUID uint32
+	// MessageTimeout bounds each connect attempt, the send and the receive;
+	// 0 means DefaultMessageTimeout.
+	MessageTimeout time.Duration
+	// Sweeps is how many times the controller list is tried before giving
+	// up with SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR; 0 means Slurm's
+	// choice, MessageTimeout in whole seconds.
+	Sweeps int
+	// SweepDelay separates sweeps; 0 means 1 s.
+	SweepDelay time.Duration
+	// Version is the protocol version requests carry; 0 means codec.Current
+	// (22.05).
+	Version codec.Version
+	// Codec decodes replies; nil means codec.Default.
+	Codec *codec.Codec
+	// Dial opens connections; nil means a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Reply is a verified reply.
+type Reply struct {
+	Frame codec.Frame
+	// Sender is the identity in the reply's credential (slurmctld's user).
+	Sender auth.Identity
+	// Controller is the index in Controllers that answered.
+	Controller int
+}
+
+// Sentinel errors. Each also matches the Slurm code a 22.05 client reports
+// (errors.Is(err, slurmerr.Error{Code: ...}); slurmerr.Code(err) gives it).
+var (
+	// ErrConnect: no controller accepted a connection
+	// (SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR).
+	ErrConnect = errors.New("client: cannot connect to slurmctld")
+	// ErrSend: signing or writing the request failed
+	// (SLURMCTLD_COMMUNICATIONS_SEND_ERROR).
+	ErrSend = errors.New("client: cannot send to slurmctld")
+	// ErrReceive: the reply did not arrive or does not parse
+	// (SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR).
+	ErrReceive = errors.New("client: no valid reply from slurmctld")
+	// ErrReplyAuth: the reply's credential did not verify
+	// (SLURM_PROTOCOL_AUTHENTICATION_ERROR, or ESLURM_PROTOCOL_INCOMPLETE_PACKET
+	// when its hash does not match the reply). The auth error is wrapped.
+	ErrReplyAuth = errors.New("client: reply authentication failed")
+	// ErrUnexpected: the reply has a message type the call does not expect
+	// (SLURM_UNEXPECTED_MSG_ERROR).
+	ErrUnexpected = errors.New("client: unexpected reply message type")
+)
+
+func (c *Client) timeout() time.Duration {
+	if c.MessageTimeout > 0 {
+		return c.MessageTimeout
+	}
+	return DefaultMessageTimeout
+}
+
+func (c *Client) sweeps() int {
+	if c.Sweeps > 0 {
+		return c.Sweeps
+	}
+	return max(1, int(c.timeout()/time.Second))
+}
+
+func (c *Client) dial(ctx context.Context, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	if c.Dial != nil {
+		return c.Dial(ctx, "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// Call sends a request of type mt with the packed body to the controllers
+// (credential for any uid, as slurm_send_recv_controller_msg) and returns
+// the verified reply. A RESPONSE_SLURM_RC reply is returned as is; see
+// ReturnCode and CallRC.
+func (c *Client) Call(ctx context.Context, mt msgtype.Type, body []byte) (*Reply, error) {
+	conn, idx, err := c.connectAny(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	r, err := c.exchange(ctx, conn, mt, body, auth.UIDAny)
+	if err != nil {
+		return nil, err
+	}
+	r.Controller = idx
+	return r, nil
+}
+
+// CallTo sends one request to controller dest only (0 = primary), its
+// credential restricted to rUID, as Slurm's _send_message_controller does
+// for ping, shutdown and takeover.
+func (c *Client) CallTo(ctx context.Context, dest int, mt msgtype.Type, body []byte, rUID uint32) (*Reply, error) {
+	if dest < 0 || dest >= len(c.Controllers) {
+		return nil, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, nil,
+			"no controller %d (%d configured)", dest, len(c.Controllers))
+	}
+	conn, err := c.dial(ctx, c.Controllers[dest])
+	if err != nil {
+		return nil, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, err,
+			"%s", c.Controllers[dest])
+	}
+	defer conn.Close()
+	r, err := c.exchange(ctx, conn, mt, body, rUID)
+	if err != nil {
+		return nil, err
+	}
+	r.Controller = dest
+	return r, nil
+}
+
+// CallRC is Call for requests answered by RESPONSE_SLURM_RC: nil for
+// SLURM_SUCCESS, the return code as a slurmerr.Error otherwise.
+func (c *Client) CallRC(ctx context.Context, mt msgtype.Type, body []byte) error {
+	r, err := c.Call(ctx, mt, body)
+	if err != nil {
+		return err
+	}
+	return ReturnCode(&r.Frame)
+}
+
+// Ping is slurm_ping: REQUEST_PING to controller dest, restricted to
+// SlurmUser, answered by RESPONSE_SLURM_RC.
+func (c *Client) Ping(ctx context.Context, dest int) error {
+	r, err := c.CallTo(ctx, dest, msgtype.REQUEST_PING, nil, c.SlurmUserUID)
+	if err != nil {
+		return err
+	}
+	return ReturnCode(&r.Frame)
+}
+
+// ReturnCode decodes a RESPONSE_SLURM_RC frame: nil for rc 0, otherwise a
+// slurmerr.Error with the code. Any other message type gives ErrUnexpected
+// (SLURM_UNEXPECTED_MSG_ERROR); a malformed body ErrReceive.
+func ReturnCode(f *codec.Frame) error {
+	if f.Header.MsgType != msgtype.RESPONSE_SLURM_RC {
+		return newErr(ErrUnexpected, slurmerr.SLURM_UNEXPECTED_MSG_ERROR, nil,
+			"%v, want RESPONSE_SLURM_RC", f.Header.MsgType)
+	}
+	r := pack.NewReader(f.Body)
+	rc := r.U32()
+	if err := r.Done(); err != nil {
+		return newErr(ErrReceive, slurmerr.SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR, err,
+			"RESPONSE_SLURM_RC body of %d bytes", len(f.Body))
+	}
+	return slurmerr.FromRC(rc)
+}
+
+// connectAny sweeps the controllers in order until one accepts.
+func (c *Client) connectAny(ctx context.Context) (net.Conn, int, error) {
+	if len(c.Controllers) == 0 {
+		return nil, -1, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, nil, "no controllers configured")
+	}
+	delay := c.SweepDelay
+	if delay <= 0 {
+		delay = time.Second
+	}
+	var errs []error
+	for sweep := 0; sweep < c.sweeps(); sweep++ {
+		if sweep > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, -1, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR,
+					errors.Join(append(errs, ctx.Err())...), "after %d sweeps", sweep)
+			case <-time.After(delay):
+			}
+		}
+		errs = errs[:0]
+		for i, addr := range c.Controllers {
+			conn, err := c.dial(ctx, addr)
+			if err == nil {
+				return conn, i, nil
+			}
+			errs = append(errs, err)
+		}
+	}
+	return nil, -1, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR,
+		errors.Join(errs...), "after %d sweeps", c.sweeps())
+}
+
+// exchange signs and sends one request on conn and reads and verifies the
+// reply.
+func (c *Client) exchange(ctx context.Context, conn net.Conn, mt msgtype.Type, body []byte, rUID uint32) (*Reply, error) {
+	if c.Auth == nil {
+		return nil, newErr(ErrSend, slurmerr.SLURMCTLD_COMMUNICATIONS_SEND_ERROR, nil, "no auth configured")
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	f := codec.NewFrame(mt, codec.AuthBlob{}, body)
+	if c.Version != 0 {
+		f.Header.Version = c.Version
+	}
+	if err := c.Auth.Sign(ctx, &f, rUID); err != nil {
+		return nil, newErr(ErrSend, slurmerr.SLURMCTLD_COMMUNICATIONS_SEND_ERROR, err, "%v", mt)
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(c.timeout()))
+	if err := wire.WriteFrame(conn, c.Codec, &f); err != nil {
+		return nil, newErr(ErrSend, slurmerr.SLURMCTLD_COMMUNICATIONS_SEND_ERROR, ctxErr(ctx, err), "%v", mt)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(c.timeout()))
+	reply, err := wire.ReadFrame(conn, c.Codec, 0)
+	if err != nil {
+		return nil, newErr(ErrReceive, slurmerr.SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR, ctxErr(ctx, err),
+			"reply to %v", mt)
+	}
+	id, err := c.Auth.Verify(ctx, &reply)
+	if err != nil {
+		code := slurmerr.SLURM_PROTOCOL_AUTHENTICATION_ERROR
+		if errors.Is(err, auth.ErrHash) || errors.Is(err, auth.ErrPlugin) || errors.Is(err, auth.ErrUnpack) {
+			code = slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET
+		}
+		return nil, newErr(ErrReplyAuth, code, err, "%v reply to %v", reply.Header.MsgType, mt)
+	}
+	return &Reply{Frame: reply, Sender: id}, nil
+}
+
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return err
+}
+
+// callError carries a sentinel, the Slurm code and the cause; the code comes
+// first so slurmerr.Code finds it before any code inside the cause.
+type callError struct {
+	msg      string
+	sentinel error
+	code     int
+	cause    error
+}
+
+func (e *callError) Error() string { return e.msg }
+
+func (e *callError) Unwrap() []error {
+	errs := []error{slurmerr.Error{Code: e.code}, e.sentinel}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+func newErr(sentinel error, code int, cause error, format string, args ...any) error {
+	msg := sentinel.Error() + ": " + fmt.Sprintf(format, args...)
+	if cause != nil {
+		msg += ": " + cause.Error()
+	}
+	return &callError{msg: msg, sentinel: sentinel, code: code, cause: cause}
+}
