@@ -47,7 +47,7 @@ type AuthBlob struct {
 	// auth/none: the sender's claimed identity and host name.
 	UID, GID uint32
 	Hostname string
-	// auth/jwt: the token and the user name.
+	// auth/jwt: the token and the user name; auth/slurm: the token.
 	Token, Username string
 }
 
@@ -87,8 +87,9 @@ func JWTAuth(token, username string) AuthBlob {
 }
 
 // readAuth parses the auth section starting at r's position; raw is the
-// reader's whole input, from which Raw is sliced (not copied).
-func readAuth(r *pack.Reader, raw []byte) (AuthBlob, error) {
+// reader's whole input, from which Raw is sliced (not copied). auth/slurm is
+// accepted only when the receiver opted in (acceptSlurm).
+func readAuth(r *pack.Reader, raw []byte, acceptSlurm bool) (AuthBlob, error) {
 	start := r.Offset()
 	var a AuthBlob
 	a.PluginID = AuthPlugin(r.U32())
@@ -105,6 +106,11 @@ func readAuth(r *pack.Reader, raw []byte) (AuthBlob, error) {
 	case AuthJWT:
 		a.Token = r.Str()
 		a.Username = r.Str()
+	case AuthSlurm:
+		if !acceptSlurm {
+			return AuthBlob{}, fmt.Errorf("authentication plugin %v not found", a.PluginID)
+		}
+		a.Token = r.Str()
 	default:
 		return AuthBlob{}, fmt.Errorf("authentication plugin %v not found", a.PluginID)
 	}

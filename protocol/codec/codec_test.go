@@ -352,6 +352,11 @@ func TestAuthPlugins(t *testing.T) {
 	if _, err := DecodeFrame(b); !errors.Is(err, ErrAuth) || !errors.Is(err, slurmerr.Error{Code: slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET}) {
 		t.Errorf("plugin 103: %v", err)
 	}
+	// A receiver with auth/slurm loaded reads its token.
+	opted := Codec{Bodies: DefaultRegistry(), AcceptAuthSlurm: true}
+	if g, err := opted.DecodeFrame(b); err != nil || g.Auth.PluginID != AuthSlurm || g.Auth.Token != "x" {
+		t.Errorf("plugin 103 accepted: %+v, %v", g.Auth, err)
+	}
 	// A credential without its NUL.
 	b = mustEncode(t, &f)
 	b[len(b)-1] = 'y'

@@ -27,6 +27,11 @@ type Codec struct {
 	Bodies *Registry
 	// MaxMsgSize bounds the length prefix; 0 means MaxMsgSize.
 	MaxMsgSize int
+	// AcceptAuthSlurm makes the decoder accept auth/slurm (103) sections,
+	// as a Slurm receiver does when it has that plugin loaded. Off, a frame
+	// carrying one fails as it would at a 22.05 receiver. goslurm daemons
+	// using the built-in auth turn it on.
+	AcceptAuthSlurm bool
 }
 
 // Default is the codec with DefaultRegistry and the Slurm size limit.
@@ -63,7 +68,7 @@ func (c *Codec) DecodeMessage(msg []byte) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	auth, err := readAuth(r, msg)
+	auth, err := readAuth(r, msg, c.AcceptAuthSlurm)
 	if err != nil {
 		return Frame{}, newErr(ErrAuth, slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET, err,
 			"%v from auth section", h.MsgType)

@@ -1,0 +1,218 @@
+package slurmauth
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// UIDAny is SLURM_AUTH_UID_ANY as ruid: any verifier may accept the token.
+const UIDAny uint32 = 0xFFFFFFFF
+
+// Token contexts.
+const (
+	ContextAuth = "auth" // minted by a daemon holding the key, for itself
+	ContextSack = "sack" // minted by the token service for a local caller
+)
+
+// MaxTokenLen bounds a token before it is parsed (a token with a 33-byte
+// hash payload is about 400 bytes).
+const MaxTokenLen = 16 << 10
+
+// Claims are a token's claims, as Slurm 23.11 writes them. Identity is UID
+// and GID; Payload is the decoded authhash blob.
+type Claims struct {
+	IssuedAt int64 // iat, Unix seconds
+	Expires  int64 // exp, Unix seconds
+	Version  uint16
+	RUID     uint32
+	Context  string
+	Cluster  string // "" when the minter had no cluster name
+	UID, GID uint32
+	Host     string
+	Payload  []byte
+}
+
+// wireClaims is the JSON form. Pointers tell a missing claim from a zero
+// one; encoding/json refuses numbers that do not fit (negative, fractional
+// or too large uids), which makes the token malformed.
+type wireClaims struct {
+	IssuedAt *int64  `json:"iat"`
+	Expires  *int64  `json:"exp"`
+	Version  *uint16 `json:"ver"`
+	RUID     *uint32 `json:"ruid"`
+	Context  *string `json:"context"`
+	Cluster  *string `json:"cluster,omitempty"`
+	UID      *uint32 `json:"uid"`
+	GID      *uint32 `json:"gid"`
+	Host     *string `json:"host"`
+	Payload  *string `json:"payload,omitempty"`
+}
+
+// wireClaims satisfies jwt.Claims; validation is ours (validate), done with
+// the injected clock, so these report nothing.
+func (*wireClaims) GetExpirationTime() (*jwt.NumericDate, error) { return nil, nil }
+func (*wireClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return nil, nil }
+func (*wireClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (*wireClaims) GetIssuer() (string, error)                   { return "", nil }
+func (*wireClaims) GetSubject() (string, error)                  { return "", nil }
+func (*wireClaims) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }
+
+// MintParams describe a token to mint.
+type MintParams struct {
+	Context  string // ContextAuth or ContextSack
+	UID, GID uint32 // the identity the token asserts
+	RUID     uint32 // UIDAny or the only uid that may accept it
+	Payload  []byte // authhash blob; nil or empty for none
+	Cluster  string // "" leaves the claim out
+	Host     string
+	Version  uint16
+	Now      time.Time
+	TTL      time.Duration // 0 means DefaultTTL
+}
+
+// Mint returns a signed HS256 token for p.
+func (k *Key) Mint(p MintParams) (string, error) {
+	if k == nil || len(k.secret) < MinKeySize {
+		return "", errors.New("slurmauth: no key")
+	}
+	if p.Context != ContextAuth && p.Context != ContextSack {
+		return "", fmt.Errorf("slurmauth: context %q", p.Context)
+	}
+	ttl := p.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	iat := p.Now.Unix()
+	exp := iat + int64((ttl+time.Second-1)/time.Second)
+	c := wireClaims{
+		IssuedAt: &iat, Expires: &exp, Version: &p.Version, RUID: &p.RUID,
+		Context: &p.Context, UID: &p.UID, GID: &p.GID, Host: &p.Host,
+	}
+	if p.Cluster != "" {
+		c.Cluster = &p.Cluster
+	}
+	if len(p.Payload) > 0 {
+		s := base64.StdEncoding.EncodeToString(p.Payload)
+		c.Payload = &s
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, &c).SignedString(k.secret)
+	if err != nil {
+		return "", fmt.Errorf("slurmauth: signing: %w", err)
+	}
+	return tok, nil
+}
+
+// VerifyParams are what a verifier checks a token against.
+type VerifyParams struct {
+	Now time.Time
+	// DecoderUID is the verifier's uid: ruid must be UIDAny or this.
+	DecoderUID uint32
+	// Cluster is the verifier's ClusterName; when set, the token's cluster
+	// claim must be present and equal.
+	Cluster string
+}
+
+var parser = jwt.NewParser(
+	jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+	jwt.WithoutClaimsValidation(),
+	jwt.WithStrictDecoding(),
+)
+
+// Parse verifies token as Slurm's verify_internal does, with two additions
+// (the cluster check and strict claim typing): HS256 with k only, exp not
+// before v.Now, ruid UIDAny or v.DecoderUID, context auth or sack, iat,
+// uid, gid and host present, payload (if any) valid base64. The message
+// hash in the payload is the frame verifier's business (Slurm.Verify).
+// Errors wrap ErrCredInvalid and a cause (ErrSignature, ErrExpired, ...).
+func (k *Key) Parse(token string, v VerifyParams) (*Claims, error) {
+	if k == nil || len(k.secret) < MinKeySize {
+		return nil, credErr(errors.New("no key"), "verify")
+	}
+	if len(token) > MaxTokenLen {
+		return nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
+	}
+	var wc wireClaims
+	_, err := parser.ParseWithClaims(token, &wc, func(t *jwt.Token) (any, error) {
+		// Belt and braces against alg confusion: the method must be
+		// exactly HS256, whatever the parser option says.
+		if t.Method != jwt.SigningMethodHS256 || t.Header["alg"] != "HS256" {
+			return nil, fmt.Errorf("alg %v", t.Header["alg"])
+		}
+		return k.secret, nil
+	})
+	if err != nil {
+		if errors.Is(err, jwt.ErrTokenMalformed) {
+			return nil, credErr(ErrMalformed, "%v", err)
+		}
+		return nil, credErr(ErrSignature, "%v", err)
+	}
+	return checkClaims(&wc, v, true)
+}
+
+// parseUnverified decodes a token's claims without checking the signature:
+// for a client after sack has verified the token for it.
+func parseUnverified(token string, v VerifyParams) (*Claims, error) {
+	if len(token) > MaxTokenLen {
+		return nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
+	}
+	var wc wireClaims
+	t, _, err := parser.ParseUnverified(token, &wc)
+	if err != nil {
+		return nil, credErr(ErrMalformed, "%v", err)
+	}
+	if t.Method != jwt.SigningMethodHS256 {
+		return nil, credErr(ErrSignature, "alg %v", t.Header["alg"])
+	}
+	return checkClaims(&wc, v, true)
+}
+
+func checkClaims(wc *wireClaims, v VerifyParams, checkRUID bool) (*Claims, error) {
+	if wc.IssuedAt == nil || wc.Expires == nil || wc.RUID == nil || wc.Context == nil ||
+		wc.UID == nil || wc.GID == nil || wc.Host == nil {
+		return nil, credErr(ErrClaims, "iat, exp, ruid, context, uid, gid and host are required")
+	}
+	c := &Claims{
+		IssuedAt: *wc.IssuedAt, Expires: *wc.Expires, RUID: *wc.RUID, Context: *wc.Context,
+		UID: *wc.UID, GID: *wc.GID, Host: *wc.Host,
+	}
+	if wc.Version != nil {
+		c.Version = *wc.Version
+	}
+	if wc.Cluster != nil {
+		c.Cluster = *wc.Cluster
+	}
+	if now := v.Now.Unix(); c.Expires < now {
+		return nil, credErr(ErrExpired, "expired at %d, now %d", c.Expires, now)
+	}
+	if checkRUID && c.RUID != UIDAny && c.RUID != v.DecoderUID {
+		return nil, credErr(ErrRUID, "ruid %d, verifier uid %d", c.RUID, v.DecoderUID)
+	}
+	if c.Context != ContextAuth && c.Context != ContextSack {
+		return nil, credErr(ErrContext, "context %q", c.Context)
+	}
+	if v.Cluster != "" && (wc.Cluster == nil || c.Cluster != v.Cluster) {
+		return nil, credErr(ErrCluster, "token cluster %q, ours %q", c.Cluster, v.Cluster)
+	}
+	if wc.Payload != nil {
+		p, err := base64.StdEncoding.Strict().DecodeString(*wc.Payload)
+		if err != nil {
+			return nil, credErr(ErrClaims, "payload: %v", err)
+		}
+		c.Payload = p
+	}
+	return c, nil
+}
+
+// shortHostname is Slurm's xshort_hostname: the host name up to the first
+// dot.
+func shortHostname(h string) string {
+	if i := strings.IndexByte(h, '.'); i >= 0 {
+		return h[:i]
+	}
+	return h
+}
