@@ -22,6 +22,22 @@ import (
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
+// Authenticator signs and verifies the auth section of frames: Munge for
+// auth/munge, slurmauth.Slurm for the built-in auth. Callers pick one by
+// AuthType.
+type Authenticator interface {
+	// Sign sets f.Auth for the frame's header and body, restricted to rUID.
+	Sign(ctx context.Context, f *codec.Frame, rUID uint32) error
+	// SignHash is Sign with an explicit hash type: a reply uses the one
+	// its request came with.
+	SignHash(ctx context.Context, f *codec.Frame, rUID uint32, h authhash.Type) error
+	// Verify checks f.Auth against f and returns the sender's identity,
+	// taken from the credential alone.
+	Verify(ctx context.Context, f *codec.Frame) (Identity, error)
+}
+
+var _ Authenticator = (*Munge)(nil)
+
 // UIDAny is SLURM_AUTH_UID_ANY: a credential anyone holding the key can
 // decode. Normal client requests to slurmctld use it; ping, shutdown and
 // takeover are restricted to SlurmUser's uid instead.

@@ -207,3 +207,5 @@ func (s *Slurm) VerifyToken(ctx context.Context, tok string) (*Claims, error) {
 	}
 	return nil, credErr(errors.New("neither a key nor a sack client configured"), "verify")
 }
+
+var _ auth.Authenticator = (*Slurm)(nil)

@@ -32,8 +32,9 @@ type Client struct {
 	// Controllers are the controllers' "host:port" addresses in SlurmctldHost
 	// order (primary first), port = SlurmctldPort.
 	Controllers []string
-	// Auth signs requests and verifies replies (AuthType=auth/munge).
-	Auth *auth.Munge
+	// Auth signs requests and verifies replies (auth.Munge for
+	// AuthType=auth/munge, slurmauth.Slurm for the built-in auth).
+	Auth auth.Authenticator
 	// SlurmUserUID is SlurmUser's uid: ping and shutdown credentials are
 	// restricted to it.
 	SlurmUserUID uint32
