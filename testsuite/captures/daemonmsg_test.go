@@ -10,8 +10,6 @@ package captures
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +19,6 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
-	"github.com/goslurm/goslurm/protocol/pcap"
 )
 
 // daemonTypes are the message types the daemon files own.
@@ -39,96 +36,12 @@ var daemonTypes = []msgtype.Type{
 	msgtype.RESPONSE_LAUNCH_TASKS, msgtype.MESSAGE_TASK_EXIT,
 }
 
-type daemonFrame struct {
-	file string
-	conn int
-	mt   msgtype.Type
-	body any
-}
+type daemonFrame = capturedBody
 
-// decodeDaemonFrames decodes and re-encodes every daemon-type frame of the
-// captures; any that does not round-trip byte for byte fails the test.
+// decodeDaemonFrames round-trips every daemon-type frame of the captures.
 func decodeDaemonFrames(t *testing.T) []daemonFrame {
 	t.Helper()
-	g := msg.Registry()
-	var out []daemonFrame
-	for _, path := range pcaps(t) {
-		name := filepath.Base(path)
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns, err := pcap.ReadConns(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, c := range conns {
-			for _, u := range pcap.SlurmUnits(c, codec.Default) {
-				if u.Kind != pcap.UnitRPC || !slices.Contains(daemonTypes, u.Frame.Header.MsgType) {
-					continue
-				}
-				mt := u.Frame.Header.MsgType
-				where := fmt.Sprintf("%s c%d %v", name, c.ID, mt)
-				bc, ok := g.Lookup(mt)
-				if !ok {
-					t.Fatalf("%s: no codec registered", where)
-				}
-				r := pack.NewReader(u.Frame.Body)
-				v, err := bc.Decode(r, u.Frame.Header.Version)
-				if err == nil {
-					err = r.Done()
-				}
-				if err != nil {
-					t.Errorf("%s: decode: %v", where, err)
-					continue
-				}
-				var w pack.Writer
-				if err := bc.Encode(&w, u.Frame.Header.Version, v); err != nil {
-					t.Errorf("%s: encode: %v", where, err)
-					continue
-				}
-				if !bytes.Equal(w.Bytes(), u.Frame.Body) {
-					t.Errorf("%s: re-encoded body differs\n got %x\nwant %x", where, w.Bytes(), u.Frame.Body)
-					continue
-				}
-				// A pointer body encodes the same.
-				var w2 pack.Writer
-				if err := bc.Encode(&w2, u.Frame.Header.Version, ptrTo(v)); err != nil || !bytes.Equal(w2.Bytes(), u.Frame.Body) {
-					t.Errorf("%s: pointer body encodes differently (%v)", where, err)
-				}
-				out = append(out, daemonFrame{file: name, conn: c.ID, mt: mt, body: v})
-			}
-		}
-	}
-	return out
-}
-
-// ptrTo returns a pointer to a copy of the body value.
-func ptrTo(v any) any {
-	switch b := v.(type) {
-	case msg.NodeRegistration:
-		return &b
-	case msg.NodeRegResponse:
-		return &b
-	case msg.BatchJobLaunch:
-		return &b
-	case msg.LaunchTasksRequest:
-		return &b
-	case msg.LaunchTasksResponse:
-		return &b
-	case msg.TaskExit:
-		return &b
-	case msg.KillJob:
-		return &b
-	case msg.EpilogComplete:
-		return &b
-	case msg.CompleteBatchScript:
-		return &b
-	case msg.StepComplete:
-		return &b
-	}
-	return v
+	return roundTripCaptured(t, daemonTypes)
 }
 
 func TestDaemonBodiesRoundTrip(t *testing.T) {

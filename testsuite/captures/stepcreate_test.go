@@ -10,101 +10,24 @@ package captures
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
-	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
-	"github.com/goslurm/goslurm/protocol/pcap"
 )
 
-type stepCreateFrame struct {
-	file string
-	conn int
-	mt   msgtype.Type
-	body any
-	raw  []byte
-}
+type stepCreateFrame = capturedBody
 
-// decodeStepCreateFrames decodes and re-encodes every 5001/5002 frame and
-// every REQUEST_LAUNCH_TASKS frame (for the credential comparison) of the
-// captures; a frame that does not round-trip byte for byte fails the test.
+// decodeStepCreateFrames round-trips every 5001/5002 frame and every
+// REQUEST_LAUNCH_TASKS frame (for the credential comparison).
 func decodeStepCreateFrames(t *testing.T) []stepCreateFrame {
 	t.Helper()
-	g := msg.Registry()
-	want := []msgtype.Type{msgtype.REQUEST_JOB_STEP_CREATE, msgtype.RESPONSE_JOB_STEP_CREATE, msgtype.REQUEST_LAUNCH_TASKS}
-	var out []stepCreateFrame
-	for _, path := range pcaps(t) {
-		name := filepath.Base(path)
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns, err := pcap.ReadConns(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, c := range conns {
-			for _, u := range pcap.SlurmUnits(c, codec.Default) {
-				if u.Kind != pcap.UnitRPC || !slices.Contains(want, u.Frame.Header.MsgType) {
-					continue
-				}
-				mt := u.Frame.Header.MsgType
-				where := fmt.Sprintf("%s c%d %v", name, c.ID, mt)
-				bc, ok := g.Lookup(mt)
-				if !ok {
-					t.Fatalf("%s: no codec registered", where)
-				}
-				r := pack.NewReader(u.Frame.Body)
-				v, err := bc.Decode(r, u.Frame.Header.Version)
-				if err == nil {
-					err = r.Done()
-				}
-				if err != nil {
-					t.Errorf("%s: decode: %v", where, err)
-					continue
-				}
-				var w pack.Writer
-				if err := bc.Encode(&w, u.Frame.Header.Version, v); err != nil {
-					t.Errorf("%s: encode: %v", where, err)
-					continue
-				}
-				if !bytes.Equal(w.Bytes(), u.Frame.Body) {
-					t.Errorf("%s: re-encoded body differs\n got %x\nwant %x", where, w.Bytes(), u.Frame.Body)
-					continue
-				}
-				// The decoded value decodes again to itself from its own
-				// encoding, and a pointer body encodes the same.
-				v2, err := bc.Decode(pack.NewReader(w.Bytes()), u.Frame.Header.Version)
-				if err != nil || !reflect.DeepEqual(v, v2) {
-					t.Errorf("%s: second decode differs (%v)", where, err)
-				}
-				var p any
-				switch b := v.(type) {
-				case msg.StepCreateRequest:
-					p = &b
-				case msg.StepCreateResponse:
-					p = &b
-				default:
-					p = v
-				}
-				var w2 pack.Writer
-				if err := bc.Encode(&w2, u.Frame.Header.Version, p); err != nil || !bytes.Equal(w2.Bytes(), u.Frame.Body) {
-					t.Errorf("%s: pointer body encodes differently (%v)", where, err)
-				}
-				out = append(out, stepCreateFrame{file: name, conn: c.ID, mt: mt, body: v, raw: u.Frame.Body})
-			}
-		}
-	}
-	return out
+	return roundTripCaptured(t, []msgtype.Type{msgtype.REQUEST_JOB_STEP_CREATE, msgtype.RESPONSE_JOB_STEP_CREATE, msgtype.REQUEST_LAUNCH_TASKS})
 }
 
 func TestStepCreateRoundTrip(t *testing.T) {
