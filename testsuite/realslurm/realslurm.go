@@ -43,12 +43,19 @@ type Options struct {
 	// MungeKey, when set, is the key file the private munged uses (so a
 	// second munged can share it); "" generates one.
 	MungeKey string
+	// External names nodes (of n1..nN) that are configured but not
+	// started: the test runs its own slurmd for them (Cluster.Launch) with
+	// the cluster's slurm.conf. Start waits only for the other nodes to
+	// be idle.
+	External []string
 }
 
 // Node is one slurmd.
 type Node struct {
 	Name string
 	Port int
+	// External: not started by Start (Options.External).
+	External bool
 }
 
 // Cluster is a running real Slurm.
@@ -201,12 +208,21 @@ func (c *Cluster) start(opts Options) error {
 		return err
 	}
 	c.CtldPort = ports[0]
+	external := map[string]bool{}
+	for _, name := range opts.External {
+		external[name] = true
+	}
 	for i := 1; i <= opts.Nodes; i++ {
 		n := Node{Name: "n" + strconv.Itoa(i), Port: ports[i]}
+		n.External = external[n.Name]
+		delete(external, n.Name)
 		c.Nodes = append(c.Nodes, n)
 		if err := os.MkdirAll(filepath.Join(dir, "spool", n.Name), 0o755); err != nil {
 			return err
 		}
+	}
+	for name := range external {
+		return fmt.Errorf("realslurm: Options.External names %s, which is not one of n1..n%d", name, opts.Nodes)
 	}
 	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
 	if err := os.WriteFile(c.Conf, []byte(c.confText(opts)), 0o644); err != nil {
@@ -229,7 +245,12 @@ func (c *Cluster) start(opts Options) error {
 	}); err != nil {
 		return fmt.Errorf("slurmctld not answering 'scontrol ping': %w", err)
 	}
+	started := 0
 	for _, n := range c.Nodes {
+		if n.External {
+			continue
+		}
+		started++
 		if _, err := c.launch("slurmd-"+n.Name, c.bins["slurmd"], "-D", "-N", n.Name, "-f", c.Conf); err != nil {
 			return err
 		}
@@ -243,11 +264,11 @@ func (c *Cluster) start(opts Options) error {
 		last = out
 		idle := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			if f := strings.Fields(line); len(f) == 2 && f[1] == "idle" {
+			if f := strings.Fields(line); len(f) == 2 && f[1] == "idle" && !c.external(f[0]) {
 				idle[f[0]] = true
 			}
 		}
-		return len(idle) == len(c.Nodes)
+		return len(idle) == started
 	}); err != nil {
 		return fmt.Errorf("nodes not idle (last sinfo: %q): %w", last, err)
 	}
@@ -305,16 +326,67 @@ func (c *Cluster) confText(opts Options) string {
 	return b.String()
 }
 
+func (c *Cluster) external(name string) bool {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n.External
+		}
+	}
+	return false
+}
+
+// Node returns the node called name (nil if there is none).
+func (c *Cluster) Node(name string) *Node {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Launch starts another daemon (our slurmd for an External node, say) the
+// way Start starts the real ones: its own process group, the cluster's
+// environment (SLURM_CONF) plus env, output in log/<name>.stdout (shown with
+// the other logs when the test fails), stopped with the slurmds by Stop.
+// The returned Proc tells when it exits.
+func (c *Cluster) Launch(name, bin string, env []string, args ...string) (*Proc, error) {
+	p, err := c.launchEnv(name, bin, env, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &Proc{p: p}, nil
+}
+
+// Proc is a process started by Launch.
+type Proc struct{ p *proc }
+
+// Pid returns the process id.
+func (p *Proc) Pid() int { return p.p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.p.done }
+
+// Err is the process's exit error, valid once Done is closed.
+func (p *Proc) Err() error { return p.p.err }
+
+// Signal sends sig to the process.
+func (p *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(p.p.cmd.Process.Pid, sig) }
+
 // launch starts a daemon in its own process group, its stdout and stderr
 // going to log/<name>.stdout.
 func (c *Cluster) launch(name, bin string, args ...string) (*proc, error) {
+	return c.launchEnv(name, bin, nil, args...)
+}
+
+func (c *Cluster) launchEnv(name, bin string, env []string, args ...string) (*proc, error) {
 	out, err := os.OpenFile(filepath.Join(c.Dir, "log", name+".stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(c.Env(), c.marker)
+	cmd.Env = append(append(c.Env(), c.marker), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
