@@ -83,6 +83,14 @@ type Munge struct {
 	// Policy is the receiver's CommunicationParameters block_null_hash and
 	// block_zero_hash.
 	Policy authhash.Policy
+	// AcceptReplayed makes Verify accept a credential munged reports as
+	// replayed, as Slurm built with --enable-multiple-slurmd does: several
+	// slurmd on one host share one munged, so a forwarded message's
+	// credential is decoded once by each of them and every decode after the
+	// first is a replay. Key, expiry, uid restriction and the body hash are
+	// still checked. Set it only where daemons share the munged: it gives up
+	// munged's replay protection for this receiver.
+	AcceptReplayed bool
 }
 
 // Identity is what a verified credential says about its sender.
@@ -132,7 +140,7 @@ func (m *Munge) SignHash(ctx context.Context, f *codec.Frame, rUID uint32, h aut
 // f.Body under f's message type (per m.Policy).
 //
 // A munge credential decodes once: munged's replay cache refuses it the
-// second time.
+// second time, unless m.AcceptReplayed is set.
 func (m *Munge) Verify(ctx context.Context, f *codec.Frame) (Identity, error) {
 	mt := f.Header.MsgType
 	if f.Auth.PluginID != codec.AuthMunge {
@@ -148,7 +156,7 @@ func (m *Munge) Verify(ctx context.Context, f *codec.Frame) (Identity, error) {
 			"%v: body_length %d, body of %d bytes", mt, f.Header.BodyLength, len(f.Body))
 	}
 	c, err := m.Client.Decode(ctx, cred)
-	if err != nil {
+	if err != nil && !(m.AcceptReplayed && c != nil && errors.Is(err, munge.ErrCredReplayed)) {
 		return Identity{}, newErr(ErrCredInvalid, slurmerr.ESLURM_AUTH_CRED_INVALID, err, "%v", mt)
 	}
 	h, err := authhash.Verify(c.Payload, uint16(mt), f.Body, m.Policy)

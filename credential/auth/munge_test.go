@@ -153,6 +153,35 @@ func TestReplayed(t *testing.T) {
 	}
 }
 
+// TestAcceptReplayed decodes one credential twice, as two slurmd sharing a
+// munged do with a forwarded message: the replay verdict is accepted, the
+// other checks still apply.
+func TestAcceptReplayed(t *testing.T) {
+	md := mungetest.Start(t, mungetest.Options{})
+	a := &auth.Munge{Client: md.Client(), AcceptReplayed: true}
+	f := signed(t, a, msgtype.REQUEST_PING, nil, auth.UIDAny)
+	for i := range 2 {
+		id, err := a.Verify(ctx(t), &f)
+		if err != nil {
+			t.Fatalf("decode %d: %v", i+1, err)
+		}
+		if id.UID != uint32(os.Getuid()) {
+			t.Fatalf("decode %d: identity %+v", i+1, id)
+		}
+	}
+	// A changed body still fails the hash check on a replayed credential.
+	g := f
+	g.Body = []byte{1}
+	g.Header.BodyLength = 1
+	_, err := a.Verify(ctx(t), &g)
+	wantErr(t, err, auth.ErrHash, slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET)
+	// Another key is still refused.
+	other := mungetest.Start(t, mungetest.Options{})
+	b := &auth.Munge{Client: other.Client(), AcceptReplayed: true}
+	_, err = b.Verify(ctx(t), &f)
+	wantErr(t, err, auth.ErrCredInvalid, slurmerr.ESLURM_AUTH_CRED_INVALID)
+}
+
 func TestExpired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a credential to expire")

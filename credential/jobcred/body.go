@@ -19,6 +19,14 @@ const (
 
 // NullString is a packstr value that keeps Slurm's NULL apart from "". The
 // zero value is NULL, which is what slurmctld sends for every unset string.
+//
+// protocol/msg has its own NullString with the same meaning. An alias would
+// cause no import cycle (msg imports jobcred, never the reverse; both import
+// protocol/pack, where one shared type would belong), but the two spell the
+// field differently (S here, Value there) and each spelling is used by
+// packages outside credential/ and protocol/ (slurmd/stepd reads .S,
+// commands read .Value), so merging them means renaming S to Value here
+// and in those callers in one change. Until then, convert by field.
 type NullString struct {
 	S     string
 	Valid bool

@@ -71,7 +71,7 @@ func Unpack(data []byte, v uint16) (*Credential, int, error) {
 		return nil, 0, fmt.Errorf("%w: signature of %d bytes, %d remain", ErrMalformed, sigLen, r.Remaining())
 	}
 	if r.Err() == nil && sigLen > 0 {
-		c.Signature = bytes.Clone(data[r.Offset() : r.Offset()+int(sigLen)])
+		c.Signature = r.Raw(int(sigLen))
 	}
 	if err := r.Err(); err != nil {
 		return nil, 0, wrapMalformed(err)

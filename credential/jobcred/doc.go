@@ -17,7 +17,9 @@
 //   - Verifier, the slurmd side: signature, expiry window, replay cache,
 //     revocation, and the launch request consistency checks (step id, uid,
 //     gid, this node in the step and job host lists). It takes a clock; it
-//     never reads the wall clock itself.
+//     never reads the wall clock itself. ExportState and ImportState save
+//     and restore its replay cache and revocations in a versioned format
+//     (state.go), so slurmd keeps them across a restart.
 //   - The I/O stream key srun and slurmstepd use to authenticate the stdio
 //     connection: the credential's signature bytes (IOKey, IOInit).
 //

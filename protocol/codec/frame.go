@@ -77,7 +77,7 @@ func (c *Codec) DecodeMessage(msg []byte) (Frame, error) {
 		return Frame{}, newErr(ErrBodyLength, slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET, nil,
 			"%v: body_length %d, %d bytes follow the auth section", h.MsgType, h.BodyLength, rem)
 	}
-	return Frame{Header: h, Auth: auth, Body: msg[r.Offset():len(msg):len(msg)]}, nil
+	return Frame{Header: h, Auth: auth, Body: r.Unread()}, nil
 }
 
 // DecodeFrame decodes a whole frame, length prefix included; the prefix must

@@ -27,9 +27,10 @@
 //     with SLURM_COMMUNICATIONS_CONNECTION_ERROR (1001) and the rest of its
 //     span is "abandoned": every remaining node gets the message directly,
 //     without forwarding, so a dead branch costs one timeout, not one per
-//     node (both sides). The root retries a refused connection once a second
-//     for up to min(MessageTimeout, 10) s first (slurm_send_addr_recv_msgs);
-//     an interior node does not.
+//     node (both sides). The root first retries, within min(MessageTimeout,
+//     10) s (slurm_send_addr_recv_msgs): a refused connection a second
+//     later, a connect that timed out at once, counting the TCPTimeout it
+//     waited against that budget; an interior node does not retry.
 //   - A head that accepts but does not answer in time (or closes): the root
 //     reports it with the receive error (SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
 //     5004, SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT 5005, ...) and abandons the

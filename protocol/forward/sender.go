@@ -35,9 +35,11 @@ type Sender struct {
 	// TreeWidth is slurm.conf's TreeWidth, used when a Request has none;
 	// 0 means DefaultTreeWidth.
 	TreeWidth int
-	// ConnectRetries is how many times a refused connection to a head is
-	// retried, one second apart; 0 means Slurm's MIN(MessageTimeout s,
-	// 10), negative means none.
+	// ConnectRetries is the retry budget for connecting to a head, in
+	// seconds as slurm_send_addr_recv_msgs counts them: a refused connect
+	// is retried one second later and uses 1; a timed-out connect is
+	// retried at once and uses TCPTimeout's whole seconds (at least 1).
+	// 0 means Slurm's MIN(MessageTimeout s, 10), negative means no retry.
 	ConnectRetries int
 	// MaxConns bounds the connections open at once; 0 means
 	// DefaultMaxConns, negative means no bound.

@@ -286,30 +286,55 @@ func (t *tree) exchange(ctx context.Context, head, addr string, rest []string, f
 }
 
 // connect dials addr, waiting TCPTimeout for the connection as
-// _slurm_connect does; the root retries a refused connection once a second
-// (slurm_send_addr_recv_msgs), an interior node does not.
+// _slurm_connect does. The root retries as slurm_send_addr_recv_msgs does,
+// within a budget of t.retries steps: a refused connect is retried one
+// second later and uses one step; a connect that timed out is retried at
+// once (it has already waited) and uses TCPTimeout in whole seconds, at
+// least one. Any other error ends it. An interior node (retries 0) tries
+// once, as _forward_thread does.
 func (t *tree) connect(ctx context.Context, addr string) (net.Conn, error) {
 	dial := t.dial
 	if dial == nil {
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	for i := 0; ; i++ {
+	for used := 0; ; used++ {
 		dctx, cancel := context.WithTimeout(ctx, t.tcpTimeout)
 		conn, err := dial(dctx, "tcp", addr)
 		cancel()
 		if err == nil {
 			return conn, nil
 		}
-		if i >= t.retries || !errors.Is(err, syscall.ECONNREFUSED) {
+		if ctx.Err() != nil {
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+		pause := time.Duration(0)
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			pause = time.Second
+		case connectTimedOut(err):
+			used += max(int(t.tcpTimeout/time.Second), 1) - 1
+		default:
 			return nil, err
-		case <-time.After(time.Second):
+		}
+		if used >= t.retries {
+			return nil, err
+		}
+		if pause > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(pause):
+			}
 		}
 	}
+}
+
+// connectTimedOut reports a connect that gave up waiting: the kernel's
+// ETIMEDOUT, or the TCPTimeout deadline of the dial's context (a net.Dialer
+// reports it as an error matching context.DeadlineExceeded).
+func connectTimedOut(err error) bool {
+	return errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // recvCode is the Slurm error a failed reply read becomes.

@@ -14,7 +14,6 @@ package msg
 // exactly (daemonCodec); they never appear in a header's ret_list.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -68,18 +67,6 @@ func daemonCodec[T any](name string, walk func(fieldWalker, codec.Version, *T)) 
 	return bc
 }
 
-// drain reads every remaining byte of r.
-func drain(r *pack.Reader) []byte {
-	b := make([]byte, 0, r.Remaining())
-	for r.Remaining() >= 8 {
-		b = binary.BigEndian.AppendUint64(b, r.U64())
-	}
-	for r.Remaining() > 0 {
-		b = append(b, r.U8())
-	}
-	return b
-}
-
 // walkCred walks an embedded slurm_cred_t packed at credential version cv
 // (the body fields, then packmem(signature)). A nil credential cannot be
 // encoded; callers with an optional credential test for nil first.
@@ -95,7 +82,7 @@ func walkCred(w fieldWalker, c **jobcred.Credential, cv uint16) {
 		}
 		(*c).AppendTo(x.w)
 	case *decoder:
-		rest := drain(x.r)
+		rest := x.r.Rest()
 		cred, n, err := jobcred.Unpack(rest, cv)
 		if err != nil {
 			nr := pack.NewReader(nil)

@@ -148,7 +148,8 @@ type Reader struct {
 }
 
 // NewReader returns a reader over data. The reader does not copy data; byte
-// slices it returns are copies, strings are independent of data.
+// slices it returns are copies (except Unread's), strings are independent
+// of data.
 func NewReader(data []byte) *Reader { return &Reader{data: data} }
 
 // Err returns the first error met, or nil.
@@ -380,3 +381,36 @@ func NewWriter(buf []byte) *Writer { return &Writer{buf: buf} }
 // Raw appends p as is, with no length prefix: for pre-packed parts such as a
 // forwarded auth section or a message body.
 func (w *Writer) Raw(p []byte) { w.buf = append(w.buf, p...) }
+
+// Raw reads the next n bytes as they are, with no length prefix (the
+// counterpart of Writer.Raw): for a length the caller read and bounded
+// itself. The result is a copy; n past what remains is ErrShort.
+func (r *Reader) Raw(n int) []byte {
+	p := r.take(n)
+	if p == nil {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+// Rest reads every byte not yet read and returns a copy of them, so Done
+// succeeds afterwards: for a part whose end only the rest of the data
+// marks (an embedded record another decoder takes over). It returns an
+// empty, non-nil slice at the end of the data, and nil after an error.
+func (r *Reader) Rest() []byte {
+	if r.err != nil {
+		return nil
+	}
+	return append([]byte{}, r.take(r.Remaining())...)
+}
+
+// Unread returns the bytes not yet read without consuming them. Unlike
+// every other method the result aliases the reader's input: it is for a
+// caller that hands the tail on without copying (a frame's body, say),
+// and must not be modified. It is nil after an error.
+func (r *Reader) Unread() []byte {
+	if r.err != nil {
+		return nil
+	}
+	return r.data[r.off:len(r.data):len(r.data)]
+}

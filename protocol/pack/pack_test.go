@@ -146,6 +146,48 @@ func TestStickyErrorAndTrailingBytes(t *testing.T) {
 	}
 }
 
+func TestRawRestUnread(t *testing.T) {
+	data := []byte{1, 2, 3, 4, 5}
+	r := NewReader(data)
+	if got := r.Raw(2); !bytes.Equal(got, []byte{1, 2}) {
+		t.Fatalf("Raw(2) = %v", got)
+	}
+	un := r.Unread()
+	if !bytes.Equal(un, []byte{3, 4, 5}) || r.Offset() != 2 {
+		t.Fatalf("Unread = %v at offset %d", un, r.Offset())
+	}
+	if &un[0] != &data[2] || cap(un) != 3 {
+		t.Error("Unread does not alias the input up to its end")
+	}
+	rest := r.Rest()
+	if !bytes.Equal(rest, []byte{3, 4, 5}) || r.Remaining() != 0 || r.Done() != nil {
+		t.Fatalf("Rest = %v, %d remain, Done %v", rest, r.Remaining(), r.Done())
+	}
+	rest[0] = 9
+	if data[2] != 3 {
+		t.Error("Rest aliases the input")
+	}
+	if got := r.Rest(); got == nil || len(got) != 0 {
+		t.Errorf("Rest at the end = %#v, want empty", got)
+	}
+
+	cases := []struct {
+		name string
+		read func(r *Reader) []byte
+	}{
+		{"Raw past the end", func(r *Reader) []byte { return r.Raw(2) }},
+		{"Raw negative", func(r *Reader) []byte { return r.Raw(-1) }},
+		{"Rest after an error", func(r *Reader) []byte { r.Raw(2); return r.Rest() }},
+		{"Unread after an error", func(r *Reader) []byte { r.Raw(2); return r.Unread() }},
+	}
+	for _, c := range cases {
+		r := NewReader([]byte{7})
+		if got := c.read(r); got != nil || !errors.Is(r.Err(), ErrShort) {
+			t.Errorf("%s: %v, err %v", c.name, got, r.Err())
+		}
+	}
+}
+
 func FuzzReader(f *testing.F) {
 	var w Writer
 	w.Str("seed")
@@ -156,7 +198,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(data)
 		for r.Err() == nil && r.Remaining() > 0 {
-			switch r.U8() % 6 {
+			switch r.U8() % 8 {
 			case 0:
 				r.Str()
 			case 1:
@@ -169,6 +211,10 @@ func FuzzReader(f *testing.F) {
 				r.ListCount(8)
 			case 5:
 				r.U64Array()
+			case 6:
+				r.Raw(int(r.U8()))
+			case 7:
+				r.Rest()
 			}
 		}
 		if r.Offset() > len(data) {

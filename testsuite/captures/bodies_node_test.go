@@ -2,96 +2,39 @@ package captures
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
 
-	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
-	"github.com/goslurm/goslurm/protocol/pcap"
 )
 
 // The typed bodies of protocol/msg's node, partition, config and small
 // message files, checked against every such frame of the captures: each
 // decodes exactly and re-encodes to the captured body bytes.
 
-var nodeFamilyTypes = map[msgtype.Type]bool{
-	msgtype.REQUEST_PING: true, msgtype.REQUEST_RECONFIGURE: true, msgtype.REQUEST_FED_INFO: true,
-	msgtype.REQUEST_SHUTDOWN: true, msgtype.REQUEST_BUILD_INFO: true, msgtype.REQUEST_NODE_INFO: true,
-	msgtype.REQUEST_PARTITION_INFO: true, msgtype.REQUEST_NODE_INFO_SINGLE: true,
-	msgtype.REQUEST_JOB_INFO: true, msgtype.REQUEST_KILL_JOB: true, msgtype.REQUEST_CANCEL_JOB_STEP: true,
-	msgtype.RESPONSE_FED_INFO: true, msgtype.REQUEST_UPDATE_NODE: true,
-	msgtype.REQUEST_UPDATE_PARTITION: true, msgtype.RESPONSE_NODE_INFO: true,
-	msgtype.RESPONSE_PARTITION_INFO: true, msgtype.RESPONSE_BUILD_INFO: true,
-	msgtype.REQUEST_JOB_INFO_SINGLE: true, msgtype.REQUEST_JOB_READY: true, msgtype.RESPONSE_JOB_READY: true,
-	msgtype.REQUEST_COMPLETE_JOB_ALLOCATION: true, msgtype.SRUN_JOB_COMPLETE: true,
+var nodeFamilyTypes = []msgtype.Type{
+	msgtype.REQUEST_PING, msgtype.REQUEST_RECONFIGURE, msgtype.REQUEST_FED_INFO,
+	msgtype.REQUEST_SHUTDOWN, msgtype.REQUEST_BUILD_INFO, msgtype.REQUEST_NODE_INFO,
+	msgtype.REQUEST_PARTITION_INFO, msgtype.REQUEST_NODE_INFO_SINGLE,
+	msgtype.REQUEST_JOB_INFO, msgtype.REQUEST_KILL_JOB, msgtype.REQUEST_CANCEL_JOB_STEP,
+	msgtype.RESPONSE_FED_INFO, msgtype.REQUEST_UPDATE_NODE,
+	msgtype.REQUEST_UPDATE_PARTITION, msgtype.RESPONSE_NODE_INFO,
+	msgtype.RESPONSE_PARTITION_INFO, msgtype.RESPONSE_BUILD_INFO,
+	msgtype.REQUEST_JOB_INFO_SINGLE, msgtype.REQUEST_JOB_READY, msgtype.RESPONSE_JOB_READY,
+	msgtype.REQUEST_COMPLETE_JOB_ALLOCATION, msgtype.SRUN_JOB_COMPLETE,
 }
 
-type nodeFamilyFrame struct {
-	file string
-	mt   msgtype.Type
-	body any
-}
-
-// decodeNodeFamily decodes every frame of those types in every capture.
-func decodeNodeFamily(t *testing.T) []nodeFamilyFrame {
+// decodeNodeFamily round-trips every frame of those types in every capture.
+func decodeNodeFamily(t *testing.T) []capturedBody {
 	t.Helper()
-	reg := msg.Registry()
-	files, err := filepath.Glob("testdata/*.pcap")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no captures: %v", err)
-	}
-	var out []nodeFamilyFrame
+	out := roundTripCaptured(t, nodeFamilyTypes)
 	perType := map[msgtype.Type]int{}
-	for _, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns, err := pcap.ReadConns(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, c := range conns {
-			for _, u := range pcap.SlurmUnits(c, codec.Default) {
-				if u.Kind != pcap.UnitRPC || !nodeFamilyTypes[u.Frame.Header.MsgType] {
-					continue
-				}
-				mt := u.Frame.Header.MsgType
-				where := filepath.Base(path) + " " + mt.String()
-				bc, ok := reg.Lookup(mt)
-				if !ok {
-					t.Errorf("%s: no codec", where)
-					continue
-				}
-				r := pack.NewReader(u.Frame.Body)
-				body, err := bc.Decode(r, u.Frame.Header.Version)
-				if err == nil {
-					err = r.Done()
-				}
-				if err != nil {
-					t.Errorf("%s: decode: %v", where, err)
-					continue
-				}
-				var w pack.Writer
-				if err := bc.Encode(&w, u.Frame.Header.Version, body); err != nil {
-					t.Errorf("%s: encode: %v", where, err)
-					continue
-				}
-				if !bytes.Equal(w.Bytes(), u.Frame.Body) {
-					t.Errorf("%s: re-encodes differently\n got %x\nwant %x", where, w.Bytes(), u.Frame.Body)
-					continue
-				}
-				perType[mt]++
-				out = append(out, nodeFamilyFrame{filepath.Base(path), mt, body})
-			}
-		}
+	for _, f := range out {
+		perType[f.mt]++
 	}
 	for mt, n := range perType {
 		t.Logf("%-26v %d frames round-tripped", mt, n)

@@ -8,22 +8,17 @@ package captures
 // /work/shared/captures/*.stdout.txt).
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
-	"github.com/goslurm/goslurm/protocol/pcap"
 )
 
 // jobTypes are the message types whose bodies protocol/msg's job files own.
@@ -36,89 +31,12 @@ var jobTypes = []msgtype.Type{
 	msgtype.RESPONSE_JOB_ALLOCATION_INFO, msgtype.RESPONSE_HET_JOB_ALLOCATION,
 }
 
-type jobFrame struct {
-	file string
-	conn int
-	mt   msgtype.Type
-	body any
-	raw  []byte // the frame's body bytes
-}
+type jobFrame = capturedBody
 
-// jobCaptureFrames returns every RPC frame of the captures, by file.
-func jobCaptureFrames(t *testing.T) map[string][]pcap.Unit {
-	t.Helper()
-	out := map[string][]pcap.Unit{}
-	for _, path := range pcaps(t) {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns, err := pcap.ReadConns(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, c := range conns {
-			for _, u := range pcap.SlurmUnits(c, codec.Default) {
-				if u.Kind == pcap.UnitRPC {
-					out[filepath.Base(path)] = append(out[filepath.Base(path)], u)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// decodeJobFrames decodes and re-encodes every job-type frame; it fails the
-// test for any that does not round-trip byte for byte.
+// decodeJobFrames round-trips every job-type frame of the captures.
 func decodeJobFrames(t *testing.T) []jobFrame {
 	t.Helper()
-	g := msg.Registry()
-	var out []jobFrame
-	files := jobCaptureFrames(t)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		for _, u := range files[name] {
-			mt := u.Frame.Header.MsgType
-			if !slices.Contains(jobTypes, mt) {
-				continue
-			}
-			where := fmt.Sprintf("%s c%d %v", name, u.Conn.ID, mt)
-			c, ok := g.Lookup(mt)
-			if !ok {
-				t.Fatalf("%s: no codec registered", where)
-			}
-			r := pack.NewReader(u.Frame.Body)
-			v, err := c.Decode(r, u.Frame.Header.Version)
-			if err == nil {
-				err = r.Done()
-			}
-			if err != nil {
-				t.Errorf("%s: decode: %v", where, err)
-				continue
-			}
-			var w pack.Writer
-			if err := c.Encode(&w, u.Frame.Header.Version, v); err != nil {
-				t.Errorf("%s: encode: %v", where, err)
-				continue
-			}
-			if !bytes.Equal(w.Bytes(), u.Frame.Body) {
-				t.Errorf("%s: re-encoded body differs\n got %x\nwant %x", where, w.Bytes(), u.Frame.Body)
-				continue
-			}
-			// The re-encoded body in a rebuilt frame gives the captured frame.
-			fr := codec.Frame{Header: u.Frame.Header, Auth: u.Frame.Auth, Body: w.Bytes()}
-			if raw, err := codec.AppendFrame(nil, &fr); err != nil || !bytes.Equal(raw, u.Raw) {
-				t.Errorf("%s: rebuilt frame differs (%v)", where, err)
-			}
-			out = append(out, jobFrame{file: name, conn: u.Conn.ID, mt: mt, body: v, raw: u.Frame.Body})
-		}
-	}
-	return out
+	return roundTripCaptured(t, jobTypes)
 }
 
 func TestJobBodiesRoundTrip(t *testing.T) {
@@ -321,10 +239,11 @@ func TestScontrolShowJobRecord(t *testing.T) {
 	m := findJobFrame(t, frames, "scontrol-show-job.pcap", msgtype.RESPONSE_JOB_INFO).body.(msg.JobInfoMsg)
 	var reqID uint32
 	var showFlags uint16
-	for _, u := range jobCaptureFrames(t)["scontrol-show-job.pcap"] {
-		if u.Frame.Header.MsgType == msgtype.REQUEST_JOB_INFO_SINGLE {
-			reqID = binary.BigEndian.Uint32(u.Frame.Body)
-			showFlags = binary.BigEndian.Uint16(u.Frame.Body[4:])
+	// The request read with plain byte offsets, independently of msg.
+	for _, f := range roundTripCaptured(t, []msgtype.Type{msgtype.REQUEST_JOB_INFO_SINGLE}) {
+		if f.file == "scontrol-show-job.pcap" {
+			reqID = binary.BigEndian.Uint32(f.raw)
+			showFlags = binary.BigEndian.Uint16(f.raw[4:])
 		}
 	}
 	if len(m.Jobs) != 1 {

@@ -49,11 +49,18 @@ func (s *Signer) Sign(ctx context.Context, body []byte) ([]byte, error) {
 
 // Verifier checks munge signatures (slurmd's side). Each signature can be
 // decoded once per munged: a second decode on the same host reports a
-// replay, so never verify one credential twice.
+// replay, so never verify one credential twice (unless AcceptReplayed).
 type Verifier struct {
 	Client *munge.Client
 	// SlurmUID is slurm.conf's SlurmUser; root is always accepted too.
 	SlurmUID uint32
+	// AcceptReplayed accepts munged's replay verdict, as Slurm built with
+	// --enable-multiple-slurmd does: several slurmd on one host share one
+	// munged, so a step credential spanning them is decoded once by each
+	// and every decode after the first is a replay. Replay protection then
+	// rests on each slurmd's own replay cache (jobcred.Verifier). Set it
+	// only where slurmd share the munged.
+	AcceptReplayed bool
 }
 
 // VerifySignature decodes sig and checks the signer and the payload.
@@ -62,7 +69,8 @@ type Verifier struct {
 // result carries the encode time and TTL and no error: the payload is
 // authentic, and jobcred.Verifier decides with its own clock (which, in a
 // daemon, is the same wall clock munged uses). A rewound or replayed
-// credential, and every other munge error, is a failure.
+// credential (replayed only without AcceptReplayed), and every other munge
+// error, is a failure.
 func (v *Verifier) VerifySignature(ctx context.Context, body, sig []byte) (jobcred.SigInfo, error) {
 	text, err := sigText(sig)
 	if err != nil {
@@ -72,6 +80,7 @@ func (v *Verifier) VerifySignature(ctx context.Context, body, sig []byte) (jobcr
 	switch {
 	case err == nil:
 	case errors.Is(err, munge.ErrCredExpired) && c != nil:
+	case errors.Is(err, munge.ErrCredReplayed) && c != nil && v.AcceptReplayed:
 	case errors.Is(err, munge.ErrCredReplayed):
 		return jobcred.SigInfo{}, fmt.Errorf("%w: %w", jobcred.ErrSignatureReplayed, err)
 	default:

@@ -75,6 +75,19 @@ func TestSignVerify(t *testing.T) {
 	if _, err := v2.VerifyLaunch(ctx, wire, req); !errors.Is(err, jobcred.ErrInvalid) || !errors.Is(err, jobcred.ErrSignatureReplayed) {
 		t.Errorf("second decode: %v, want invalid (signature replayed)", err)
 	}
+	// With AcceptReplayed (several slurmd sharing the munged) the same
+	// second decode passes, and that verifier's own replay cache still
+	// refuses a third launch with the credential.
+	shared, _ := jobcred.NewVerifier(jobcred.Config{
+		Signatures: &mungesign.Verifier{Client: cl, SlurmUID: 64030, AcceptReplayed: true},
+		Clock:      func() time.Time { return now },
+	})
+	if _, err := shared.VerifyLaunch(ctx, wire, req); err != nil {
+		t.Errorf("shared munged, second decode: %v", err)
+	}
+	if _, err := shared.VerifyLaunch(ctx, wire, req); !errors.Is(err, jobcred.ErrReplayed) {
+		t.Errorf("shared munged, relaunch: %v, want replayed", err)
+	}
 	// A signature made with another munge key does not verify.
 	other := mungetest.Start(t, mungetest.Options{}).Client()
 	c3, err := jobcred.Create(ctx, body, jobcred.Version2205, &mungesign.Signer{Client: other}, now)
