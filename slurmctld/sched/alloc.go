@@ -1,0 +1,66 @@
+package sched
+
+import "math/bits"
+
+// allocate turns a placement into an Allocation starting now, takes its
+// resources from the free state and records their release.
+func (c *cluster) allocate(r *request, pl placement) Allocation {
+	a := Allocation{
+		JobID:         r.job.JobID,
+		UserID:        r.job.UserID,
+		Partition:     r.part.Name,
+		Start:         c.now,
+		End:           c.now + r.duration,
+		Exclusive:     r.whole,
+		ExclusiveUser: r.user,
+		Nodes:         make([]NodeAlloc, len(pl.nodes)),
+	}
+	for i, ni := range pl.nodes {
+		nd := &c.nodes[ni]
+		want := nd.Cores()
+		if !r.whole {
+			want = r.coresFor(nd, pl.tasks[i])
+		}
+		cores := make([]uint16, 0, want)
+		for w := c.coreOff[ni]; w < c.coreOff[ni+1] && len(cores) < want; w++ {
+			word := c.coreBits[w]
+			for word != 0 && len(cores) < want {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				cores = append(cores, uint16((w-c.coreOff[ni])*64+b))
+			}
+		}
+		var mem uint64
+		switch {
+		case r.whole || r.memAll:
+			mem = nd.RealMemory
+		case r.memPerCPU > 0:
+			mem = r.memPerCPU * uint64(pl.tasks[i]*r.cpt)
+		default:
+			mem = r.memPerNode
+		}
+		var gres []Gres
+		for _, g := range r.gres {
+			left := g.Count
+			for _, sl := range c.gres[ni] {
+				if left == 0 {
+					break
+				}
+				if sl.name != g.Name || (g.Type != "" && sl.typ != g.Type) || sl.free == 0 {
+					continue
+				}
+				t := min(left, sl.free)
+				left -= t
+				// The slot's free count drops in take.
+				gres = append(gres, Gres{Name: sl.name, Type: sl.typ, Count: t})
+			}
+		}
+		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))
+		a.Nodes[i] = NodeAlloc{Node: ni, Cores: cores, CPUs: cpus, MemoryMB: mem, Gres: gres}
+	}
+	c.take(&a, a.End)
+	for _, ni := range pl.nodes {
+		c.sortReleases(ni)
+	}
+	return a
+}

@@ -1,0 +1,513 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+)
+
+// backfill is sched/backfill's pass. Jobs are taken in priority order; a
+// job starts now if it fits and keeps clear of every reservation made so
+// far, otherwise it gets a reservation at its earliest possible start in
+// the window (bf_window, steps of bf_resolution), which later, lower
+// priority jobs must not touch. Reservations take whole nodes for their
+// time span, as in Slurm.
+//
+// During a pass free resources only shrink, so a job shape that could not
+// start (or found no start in the window) stays unable to for the rest of
+// the pass; jobs needing at least as much in the same place are skipped
+// without a search. This is what keeps a pass over tens of thousands of
+// pending jobs affordable.
+func (c *cluster) backfill(out []outcome, starts []Start) []Start {
+	cfg := &c.snap.Config.BF
+	q := c.buildQueue(out)
+
+	failNow := map[string][]shape{}
+	failWin := map[string][]shape{}
+	perUser := map[uint32]int{}
+	perPart := make([]int, len(c.snap.Partitions))
+	resvPart := make([]int, len(c.snap.Partitions))
+	tested, started := 0, 0
+	seen := make([]bool, len(c.snap.Pending))
+
+	for _, e := range q {
+		o := &out[e.ji]
+		if o.started || o.reserved {
+			continue
+		}
+		j := &c.snap.Pending[e.ji]
+		if !seen[e.ji] {
+			if cfg.MaxJobTest > 0 && tested >= cfg.MaxJobTest {
+				continue
+			}
+			if cfg.MaxJobUser > 0 && perUser[j.UserID] >= cfg.MaxJobUser {
+				continue
+			}
+			seen[e.ji] = true
+			tested++
+			perUser[j.UserID]++
+		}
+		if cfg.MaxJobPart > 0 {
+			if perPart[e.pi] >= cfg.MaxJobPart {
+				continue
+			}
+			perPart[e.pi]++
+		}
+		o.tested = true
+		r, why := c.newRequest(j, e.pi)
+		if why != ReasonNone {
+			o.setReason(why)
+			continue
+		}
+		key, sh := c.shapeOf(r)
+		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
+		if canStart && !dominated(failNow[key], sh) {
+			if pl, ok := c.tryNow(r, c.usable); ok {
+				a := c.allocate(r, pl)
+				starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true})
+				o.started = true
+				started++
+				continue
+			}
+			failNow[key] = addShape(failNow[key], sh)
+		}
+		why = c.whyNotCached(r, key, sh)
+		o.setReason(why)
+		if why != ReasonResources || dominated(failWin[key], sh) {
+			// Jobs that can never run here as things are (bad
+			// constraints, required nodes down) get no reservation.
+			continue
+		}
+		if !c.reserves(j) || (cfg.JobPartCountReserve > 0 && resvPart[e.pi] >= cfg.JobPartCountReserve) {
+			// Tested for an immediate start only, as Slurm does.
+			continue
+		}
+		t, nodes, ok := c.earliest(r)
+		if !ok {
+			failWin[key] = addShape(failWin[key], sh)
+			continue
+		}
+		o.startTime = t
+		o.part = r.part.Name
+		c.reserve(nodes, t, t+r.duration)
+		o.reserved = true
+		resvPart[e.pi]++
+	}
+	return starts
+}
+
+// reserves reports whether a job that cannot start gets a reservation
+// (bf_min_age_reserve, bf_min_prio_reserve); the others are only tested
+// for an immediate start.
+func (c *cluster) reserves(j *Job) bool {
+	cfg := &c.snap.Config.BF
+	if cfg.MinAgeReserve > 0 && c.now-j.SubmitTime < cfg.MinAgeReserve {
+		return false
+	}
+	if cfg.MinPrioReserve > 0 && j.Priority < cfg.MinPrioReserve {
+		return false
+	}
+	return true
+}
+
+// whyNotCached is whyNot with the "no node can ever run this" answer
+// remembered per candidate set and shape, since it costs a scan.
+func (c *cluster) whyNotCached(r *request, key string, sh shape) Reason {
+	if len(r.reqList) > 0 {
+		return c.whyNot(r)
+	}
+	k := whyKey{key, sh}
+	if v, ok := c.whyCache[k]; ok {
+		return v
+	}
+	v := c.whyNot(r)
+	c.whyCache[k] = v
+	return v
+}
+
+type whyKey struct {
+	key string
+	sh  shape
+}
+
+// shape is the size of a request, for dominance between jobs with the same
+// candidate key: a job at least as big in every respect as one that failed
+// fails too.
+type shape struct {
+	tasks, minN, maxN  int
+	memPerCPU, memNode uint64
+	duration           int64
+}
+
+func (a shape) covers(b shape) bool {
+	return b.tasks >= a.tasks && b.minN >= a.minN && b.maxN <= a.maxN &&
+		b.memPerCPU >= a.memPerCPU && b.memNode >= a.memNode && b.duration >= a.duration
+}
+
+func dominated(fails []shape, s shape) bool {
+	for _, f := range fails {
+		if f.covers(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func addShape(fails []shape, s shape) []shape {
+	if len(fails) >= 32 {
+		// Keep the list short; dropping entries only costs searches.
+		fails = fails[1:]
+	}
+	return append(fails, s)
+}
+
+// shapeOf returns the key of everything that must be equal for dominance
+// (where the job may run and how its per-task needs look) and its size.
+func (c *cluster) shapeOf(r *request) (string, shape) {
+	j := r.job
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%s|%d|%d|%t|%t|%t|%t|%d", r.pi, j.Features, r.cpt, r.ntpn, r.whole, r.memAll, j.Contiguous, r.memPerCPU > 0, j.MinCPUs)
+	if r.user {
+		fmt.Fprintf(&b, "|u%d", j.UserID)
+	}
+	for _, g := range r.gres {
+		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
+	}
+	if len(j.ReqNodes) > 0 || len(j.ExcNodes) > 0 {
+		fmt.Fprintf(&b, "|%v|%v", j.ReqNodes, j.ExcNodes)
+	}
+	return b.String(), shape{
+		tasks: r.tasks, minN: r.minN, maxN: r.maxN,
+		memPerCPU: r.memPerCPU, memNode: r.memPerNode, duration: r.duration,
+	}
+}
+
+// earliest finds the earliest start within the window at which the job
+// fits, on nodes free of reservations for its whole run, and the nodes it
+// would get. Start times are now + k*bf_resolution.
+func (c *cluster) earliest(r *request) (int64, []int, bool) {
+	for a := 0; a < r.altCount(); a++ {
+		if t, nodes, ok := c.earliestAlt(r, a); ok {
+			return t, nodes, true
+		}
+	}
+	return 0, nil, false
+}
+
+// step is a change of a node's usable task capacity at a bucket.
+type step struct {
+	b   int32
+	cap int32
+}
+
+func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
+	b := c.base(r, a)
+	b.InPlaceIntersection(c.usable)
+	nb := c.nb
+	c.nodeIdx = c.nodeIdx[:0]
+	c.stepOff = c.stepOff[:0]
+	c.steps = c.steps[:0]
+	if cap(c.gfree) < len(r.gres) {
+		c.gfree = make([]uint64, len(r.gres))
+	}
+	gfree := c.gfree[:len(r.gres)]
+	maxCap := int32(0)
+	for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
+		ni := int(i)
+		if c.gapMax[ni] < r.duration {
+			continue
+		}
+		first := len(c.steps)
+		c.nodeSteps(r, ni, gfree)
+		if len(c.steps) == first {
+			continue
+		}
+		c.nodeIdx = append(c.nodeIdx, ni)
+		c.stepOff = append(c.stepOff, first)
+		for _, st := range c.steps[first:] {
+			maxCap = max(maxCap, st.cap)
+		}
+	}
+	c.stepOff = append(c.stepOff, len(c.steps))
+	if len(c.nodeIdx) < r.minN {
+		return 0, nil, false
+	}
+	// Bucket the capacity changes (counting sort by bucket), then sweep
+	// the buckets keeping a histogram of node capacities: the maxN
+	// largest capacities must cover the tasks before a placement is
+	// worth trying.
+	if cap(c.evOff) < nb+1 {
+		c.evOff = make([]int32, nb+1)
+	}
+	evOff := c.evOff[:nb+1]
+	clear(evOff)
+	for k := range c.nodeIdx {
+		for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
+			evOff[st.b]++
+		}
+	}
+	sum := int32(0)
+	for bi := range evOff {
+		n := evOff[bi]
+		evOff[bi] = sum
+		sum += n
+	}
+	if cap(c.events) < int(sum) {
+		c.events = make([]capChange, sum)
+	}
+	events := c.events[:sum]
+	fill := c.fill[:0]
+	fill = append(fill, evOff...)
+	c.fill = fill
+	for k := range c.nodeIdx {
+		prev := int32(0)
+		for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
+			events[fill[st.b]] = capChange{old: prev, new: st.cap}
+			fill[st.b]++
+			prev = st.cap
+		}
+	}
+	if cap(c.hist) < int(maxCap)+1 {
+		c.hist = make([]int32, maxCap+1)
+	}
+	hist := c.hist[:maxCap+1]
+	clear(hist)
+	cnt, total := 0, int64(0)
+	for bi := 0; bi < nb; bi++ {
+		lo, hi := evOff[bi], int32(len(events))
+		if bi+1 <= nb-1 {
+			hi = evOff[bi+1]
+		}
+		if lo == hi {
+			continue
+		}
+		for _, ev := range events[lo:hi] {
+			if ev.old > 0 {
+				hist[ev.old]--
+				cnt--
+			}
+			if ev.new > 0 {
+				hist[ev.new]++
+				cnt++
+			}
+			total += int64(ev.new - ev.old)
+		}
+		if cnt < r.minN || total < int64(r.tasks) || topSum(hist, r.maxN) < r.tasks {
+			continue
+		}
+		cands, caps := c.scratchC[:0], c.scratchK[:0]
+		for k, ni := range c.nodeIdx {
+			capAt := int32(0)
+			for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
+				if int(st.b) > bi {
+					break
+				}
+				capAt = st.cap
+			}
+			if capAt > 0 {
+				cands = append(cands, ni)
+				caps = append(caps, int(capAt))
+			}
+		}
+		c.scratchC, c.scratchK = cands, caps
+		pl, ok := c.placeFuture(r, cands, caps)
+		if ok {
+			return c.now + int64(bi)*c.res, pl.nodes, true
+		}
+	}
+	return 0, nil, false
+}
+
+// capChange is one node's capacity change at a bucket.
+type capChange struct{ old, new int32 }
+
+// topSum is the task capacity of the n nodes with the most room, from a
+// histogram of node capacities.
+func topSum(hist []int32, n int) int {
+	sum := 0
+	for c := len(hist) - 1; c > 0 && n > 0; c-- {
+		k := min(int(hist[c]), n)
+		sum += k * c
+		n -= k
+	}
+	return sum
+}
+
+// placeFuture places a reservation; with bf_busy_nodes nodes busy now are
+// preferred so idle ones stay free for jobs that can start at once.
+func (c *cluster) placeFuture(r *request, cands, caps []int) (placement, bool) {
+	if c.snap.Config.BF.BusyNodes {
+		var bc, bk []int
+		for i, ni := range cands {
+			if !c.idle.Test(uint(ni)) {
+				bc = append(bc, ni)
+				bk = append(bk, caps[i])
+			}
+		}
+		if len(bc) > 0 && len(bc) < len(cands) {
+			if pl, ok := c.place(r, bc, bk); ok {
+				return pl, true
+			}
+		}
+	}
+	return c.place(r, cands, caps)
+}
+
+// nodeSteps appends to c.steps the node's effective task capacity for the
+// request as a step function of the bucket: capacity grows as running work
+// releases resources, and is zero while a start would overlap one of the
+// node's reservations.
+func (c *cluster) nodeSteps(r *request, ni int, gfree []uint64) {
+	nb := int32(c.nb)
+	cores, mem := c.freeCore[ni], c.freeMem[ni]
+	for k, g := range r.gres {
+		gfree[k] = c.gresFree(ni, g.Name, g.Type)
+	}
+	jobs := c.jobsOn[ni]
+	// A node held whole, or by another user with user exclusivity, takes
+	// nothing until all its jobs are gone; so does a whole-node request.
+	gated := r.whole || c.excl[ni] || ((r.user || c.exclUser[ni]) && c.userOn[ni] != noUser && c.userOn[ni] != int64(r.job.UserID))
+	maxCap := int32(r.tasks)
+	if r.ntpn > 0 {
+		maxCap = int32(r.ntpn)
+	}
+	start := len(c.steps)
+	cur := int32(0)
+	if !gated || jobs == 0 {
+		cur = int32(c.capacityGres(r, ni, cores, mem, gfree))
+	}
+	c.steps = append(c.steps, step{0, cur})
+	rels := c.rel[ni]
+	for k := range rels {
+		if cur >= maxCap {
+			break
+		}
+		rl := &rels[k]
+		bk := rl.b
+		if bk >= nb {
+			break
+		}
+		cores += rl.cores
+		mem += rl.mem
+		if rl.gres >= 0 && len(r.gres) > 0 {
+			for _, ga := range c.relGres[rl.gres] {
+				sl := &c.gres[ni][ga.slot]
+				for k, g := range r.gres {
+					if sl.name == g.Name && (g.Type == "" || sl.typ == g.Type) {
+						gfree[k] += ga.count
+					}
+				}
+			}
+		}
+		jobs--
+		if gated && jobs > 0 {
+			continue
+		}
+		v := int32(c.capacityGres(r, ni, cores, mem, gfree))
+		if v == cur {
+			continue
+		}
+		cur = v
+		if last := &c.steps[len(c.steps)-1]; last.b == bk {
+			last.cap = v
+		} else {
+			c.steps = append(c.steps, step{bk, v})
+		}
+	}
+	if len(c.resv[ni]) > 0 {
+		c.applyBlocks(r, ni, start)
+	}
+	// Drop a node that never has capacity in the window.
+	for _, st := range c.steps[start:] {
+		if st.cap > 0 {
+			return
+		}
+	}
+	c.steps = c.steps[:start]
+}
+
+// applyBlocks zeroes the node's capacity at the buckets where a start
+// would overlap a reservation: a start t is blocked by [rs, re) when
+// t < re and t + duration > rs.
+func (c *cluster) applyBlocks(r *request, ni, start int) {
+	res, now, nb := c.res, c.now, int32(c.nb)
+	blocks := c.blocks[:0]
+	for _, sp := range c.resv[ni] {
+		x := sp.start - r.duration - now
+		var lo int64
+		if x >= 0 {
+			lo = x/res + 1
+		}
+		hi := min((sp.end-now+res-1)/res, int64(nb))
+		if lo < hi {
+			blocks = append(blocks, bucketSpan{int32(lo), int32(hi)})
+		}
+	}
+	c.blocks = blocks
+	if len(blocks) == 0 {
+		return
+	}
+	// Few blocks per node: insertion sort, then merge overlaps.
+	for i := 1; i < len(blocks); i++ {
+		for k := i; k > 0 && blocks[k].lo < blocks[k-1].lo; k-- {
+			blocks[k], blocks[k-1] = blocks[k-1], blocks[k]
+		}
+	}
+	merged := blocks[:1]
+	for _, bl := range blocks[1:] {
+		last := &merged[len(merged)-1]
+		if bl.lo <= last.hi {
+			last.hi = max(last.hi, bl.hi)
+			continue
+		}
+		merged = append(merged, bl)
+	}
+	orig := append(c.origSteps[:0], c.steps[start:]...)
+	c.origSteps = orig
+	c.steps = c.steps[:start]
+	// Walk the change points of both step functions in order.
+	si, bi := 0, 0
+	capNow := int32(0)
+	prev := int32(-1)
+	for p := int32(0); p < nb; {
+		for si < len(orig) && orig[si].b <= p {
+			capNow = orig[si].cap
+			si++
+		}
+		for bi < len(merged) && merged[bi].hi <= p {
+			bi++
+		}
+		v := capNow
+		if bi < len(merged) && merged[bi].lo <= p {
+			v = 0
+		}
+		if v != prev {
+			c.steps = append(c.steps, step{p, v})
+			prev = v
+		}
+		next := nb
+		if si < len(orig) {
+			next = min(next, orig[si].b)
+		}
+		if bi < len(merged) {
+			if merged[bi].lo > p {
+				next = min(next, merged[bi].lo)
+			} else {
+				next = min(next, merged[bi].hi)
+			}
+		}
+		p = next
+	}
+}
+
+type bucketSpan struct{ lo, hi int32 }
+
+// capacityGres is capacityWith with GRES availability given explicitly
+// (what will be free at a future time).
+func (c *cluster) capacityGres(r *request, ni int, cores int32, mem uint64, gfree []uint64) int {
+	for k, g := range r.gres {
+		if gfree[k] < g.Count {
+			return 0
+		}
+	}
+	return c.capacityWith(r, ni, cores, mem, gresChecked)
+}

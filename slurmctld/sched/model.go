@@ -1,0 +1,243 @@
+package sched
+
+// Time values are Unix seconds; durations are seconds unless the name says
+// minutes. Memory is in MB. Node indexes are positions in Snapshot.Nodes,
+// which is also the bit position in every node bitmap (slurm.conf order).
+
+// Slurm's special 32-bit values for limits given in minutes or counts.
+const (
+	Infinite32 uint32 = 0xffffffff // UNLIMITED
+	NoValue32  uint32 = 0xfffffffe // not set
+)
+
+// InfiniteRun is how long a job with an UNLIMITED time limit is assumed to
+// run when its end time is needed (Slurm uses a year as well).
+const InfiniteRun int64 = 365 * 24 * 3600
+
+// Snapshot is everything one scheduling pass looks at. The package does not
+// modify it.
+type Snapshot struct {
+	Now        int64 // Unix seconds; the only clock the package reads
+	Config     Config
+	Nodes      []Node // index = bitmap position = slurm.conf order
+	Partitions []Partition
+	Running    []Allocation // jobs holding resources now (running, suspended, completing)
+	Pending    []Job        // any order; the pass sorts by priority
+}
+
+// NodeState holds the flags that decide whether a node can take new work.
+// Whether it is idle or allocated is derived from Snapshot.Running.
+type NodeState uint16
+
+const (
+	NodeUp          NodeState = 0
+	NodeDown        NodeState = 1 << iota // DOWN: unusable
+	NodeDrain                             // DRAIN/DRAINING: no new jobs
+	NodeFail                              // FAIL/FAILING: no new jobs
+	NodeNoRespond                         // NOT_RESPONDING: no new jobs
+	NodeFuture                            // FUTURE: not in service yet
+	NodePoweredDown                       // POWERED_DOWN: usable, after resume (treated as usable)
+	NodeReserved                          // in an advanced reservation the pass does not model
+)
+
+// Usable reports whether new jobs may be placed on a node in this state.
+func (s NodeState) Usable() bool {
+	return s&(NodeDown|NodeDrain|NodeFail|NodeNoRespond|NodeFuture|NodeReserved) == 0
+}
+
+// Gres is a count of one generic resource, "name[:type]:count" (gpu:a100:4).
+// An empty Type on a request matches any type.
+type Gres struct {
+	Name  string
+	Type  string
+	Count uint64
+}
+
+// Node is one compute node as the scheduler sees it.
+type Node struct {
+	Name           string
+	Sockets        uint16 // total sockets (boards x sockets per board)
+	CoresPerSocket uint16
+	ThreadsPerCore uint16
+	CPUs           uint16 // schedulable CPUs (normally sockets x cores x threads)
+	RealMemory     uint64 // MB
+	Gres           []Gres
+	Features       []string // active features
+	Weight         uint32   // lower is preferred
+	State          NodeState
+}
+
+// Cores is the number of cores of the node (the unit cons_tres allocates).
+func (n *Node) Cores() int { return int(n.Sockets) * int(n.CoresPerSocket) }
+
+// PartState is a partition's State=.
+type PartState uint8
+
+const (
+	PartUp       PartState = iota // UP: jobs queue and start
+	PartDown                      // DOWN: jobs queue, none start
+	PartDrain                     // DRAIN: no new jobs queue; queued ones start
+	PartInactive                  // INACTIVE: nothing queues or starts
+)
+
+// OverSubscribe is a partition's OverSubscribe= (Shared=) policy.
+type OverSubscribe uint8
+
+const (
+	OverSubscribeNo        OverSubscribe = iota // cores are not shared between jobs
+	OverSubscribeYes                            // --oversubscribe jobs may share cores (MaxShare); scheduled as NO for now
+	OverSubscribeForce                          // all jobs share cores (MaxShare); scheduled as NO for now
+	OverSubscribeExclusive                      // every job gets whole nodes
+)
+
+// Partition is one partition with its limits and policies.
+type Partition struct {
+	Name    string
+	Nodes   []int // node indexes, configuration order
+	Default bool
+	State   PartState
+
+	MaxTime     uint32 // minutes; Infinite32 = UNLIMITED
+	DefaultTime uint32 // minutes; NoValue32 = use MaxTime
+	MinNodes    uint32
+	MaxNodes    uint32 // Infinite32 = UNLIMITED
+
+	MaxCPUsPerNode uint32 // Infinite32 = UNLIMITED
+	DefMemPerCPU   uint64 // MB, 0 = cluster default
+	DefMemPerNode  uint64 // MB, 0 = cluster default
+	MaxMemPerCPU   uint64 // MB, 0 = unlimited
+	MaxMemPerNode  uint64 // MB, 0 = unlimited
+
+	OverSubscribe OverSubscribe
+	MaxShare      uint16 // jobs per resource with YES/FORCE
+	ExclusiveUser bool   // a node runs jobs of one user at a time
+	LLN           bool   // least loaded node first
+
+	// Access. Empty lists mean everybody. AllowGIDs is AllowGroups with
+	// names resolved by the caller (the package cannot read the group
+	// database); AllowGroups keeps the names for messages.
+	AllowGroups   []string
+	AllowGIDs     []uint32
+	AllowAccounts []string
+	DenyAccounts  []string
+	RootOnly      bool
+
+	PriorityTier      uint16 // higher tiers are scheduled first
+	PriorityJobFactor uint16 // used by the priority package
+}
+
+// Hold says who holds a job.
+type Hold uint8
+
+const (
+	HoldNone  Hold = iota
+	HoldAdmin      // scontrol hold: JobHeldAdmin
+	HoldUser       // scontrol hold by the owner / sbatch -H: JobHeldUser
+)
+
+// Share is the node sharing a job asks for.
+type Share uint8
+
+const (
+	ShareDefault       Share = iota // the partition decides
+	ShareExclusive                  // --exclusive: whole nodes, no other job
+	ShareUser                       // --exclusive=user: nodes shared only with the same user
+	ShareOversubscribe              // --oversubscribe
+)
+
+// GresReq is one --gres item, counted per node.
+type GresReq struct {
+	Name  string
+	Type  string // "" = any type
+	Count uint64 // per node
+}
+
+// Job is one pending job with what sbatch can ask for. Zero values mean
+// "not given" unless noted.
+type Job struct {
+	JobID      uint32
+	Priority   uint32 // computed by the caller; 0 means held (as in Slurm)
+	SubmitTime int64
+	BeginTime  int64 // --begin; 0 = none
+	UserID     uint32
+	GroupID    uint32
+	Groups     []uint32 // supplementary GIDs of the user, for AllowGroups
+	Account    string
+	QOS        string // for the caller's priority computation; not used here
+
+	// Partitions are the candidate partitions (-p a,b), in the order
+	// given; empty means the default partition.
+	Partitions []string
+
+	Hold           Hold
+	DependencyWait bool // a dependency is not satisfied yet (evaluated by the caller)
+
+	MinNodes      uint32 // -N min; 0 = derived from the other requests
+	MaxNodes      uint32 // -N max; 0 = MinNodes
+	NumTasks      uint32 // -n; 0 = one per node
+	CPUsPerTask   uint16 // -c; 0 = 1
+	NTasksPerNode uint16 // --ntasks-per-node; 0 = not given
+	MinCPUs       uint32 // --mincpus per node; 0 = not given
+
+	MemPerNode uint64 // --mem MB; 0 with MemPerCPU 0 = partition/cluster default
+	MemPerCPU  uint64 // --mem-per-cpu MB
+	MemAll     bool   // --mem=0: all the memory of each node
+
+	Gres    []GresReq // --gres, per node
+	GPUs    uint32    // --gpus: total over the job
+	GPUType string    // type of --gpus=type:n
+
+	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
+	Contiguous bool
+	Share      Share
+	ReqNodes   []int // --nodelist: node indexes that must be part of the allocation
+	ExcNodes   []int // --exclude: node indexes never to use
+
+	TimeLimit uint32 // minutes; NoValue32 (or 0) = partition DefaultTime
+	TimeMin   uint32 // --time-min minutes; 0 = not given (not used by the passes yet)
+}
+
+// NodeAlloc is what one job holds on one node.
+type NodeAlloc struct {
+	Node     int      // index in Snapshot.Nodes
+	Cores    []uint16 // node-local core ids (socket*CoresPerSocket + core)
+	CPUs     uint32
+	MemoryMB uint64
+	Gres     []Gres
+}
+
+// Allocation is the resources of one job over time.
+type Allocation struct {
+	JobID     uint32
+	UserID    uint32
+	Partition string
+	Start     int64
+	End       int64 // expected end: start + time limit
+	// Exclusive marks whole-node allocations no other job may share;
+	// ExclusiveUser ones may be shared only with jobs of UserID.
+	Exclusive     bool
+	ExclusiveUser bool
+	Nodes         []NodeAlloc
+}
+
+// Start tells the controller to start a job.
+type Start struct {
+	JobID     uint32
+	Partition string
+	Alloc     Allocation
+	Backfill  bool // started by the backfill pass
+}
+
+// Pending is the state of a job that does not start in this pass.
+type Pending struct {
+	JobID     uint32
+	Reason    Reason
+	StartTime int64  // expected start; 0 = unknown
+	Partition string // partition of the expected start, if known
+}
+
+// Plan is the outcome of a pass.
+type Plan struct {
+	Starts  []Start
+	Pending []Pending
+}

@@ -1,0 +1,341 @@
+package sched
+
+import (
+	"slices"
+
+	"github.com/bits-and-blooms/bitset"
+)
+
+// request is a job's needs normalised for one partition.
+type request struct {
+	job  *Job
+	pi   int
+	part *Partition
+
+	minN, maxN int
+	tasks      int
+	cpt        int // CPUs per task
+	ntpn       int // exact tasks per node, 0 = free distribution
+	maxTasksPN int // MaxCPUsPerNode / cpt, 0 = no limit
+
+	memPerNode uint64 // MB per node (when memPerCPU == 0)
+	memPerCPU  uint64
+	memAll     bool // all of a node's memory
+
+	gres  []GresReq // per node
+	whole bool      // whole nodes (exclusive, OverSubscribe=EXCLUSIVE, select/linear)
+	user  bool      // nodes shared only with the same user
+
+	duration  int64 // seconds
+	timeLimit uint32
+
+	cons      *constraint
+	alts      []*bitset.BitSet // feature alternatives (nil = no constraint)
+	counts    []*bitset.BitSet
+	countN    []int
+	req, exc  *bitset.BitSet
+	reqList   []int
+	memSensed bool // memory is consumable
+}
+
+// jobDuration is the run time the scheduler assumes: the time limit, or
+// the partition default.
+func jobTimeLimit(j *Job, p *Partition) uint32 {
+	tl := j.TimeLimit
+	if tl == 0 || tl == NoValue32 {
+		tl = p.DefaultTime
+		if tl == NoValue32 || tl == 0 {
+			tl = p.MaxTime
+		}
+	}
+	return tl
+}
+
+func minutesToSeconds(m uint32) int64 {
+	if m == Infinite32 || m == NoValue32 {
+		return InfiniteRun
+	}
+	return int64(m) * 60
+}
+
+// eligible checks what does not depend on resources: holds, dependencies,
+// begin time. ReasonNone means the job may be considered.
+func eligible(j *Job, now int64) Reason {
+	switch {
+	case j.Hold == HoldUser:
+		return ReasonHeldUser
+	case j.Hold == HoldAdmin || j.Priority == 0:
+		return ReasonHeld
+	case j.DependencyWait:
+		return ReasonDependency
+	case j.BeginTime > now:
+		return ReasonBeginTime
+	}
+	return ReasonNone
+}
+
+// newRequest checks a job against a partition's limits and policies and
+// normalises what it asks for. The reason is ReasonNone when the job may
+// run in the partition.
+func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
+	p := &c.snap.Partitions[pi]
+	switch p.State {
+	case PartDown:
+		return nil, ReasonPartDown
+	case PartInactive:
+		return nil, ReasonPartInactive
+	}
+	if p.RootOnly && j.UserID != 0 {
+		return nil, ReasonPartConfig
+	}
+	if p.AllowGIDs != nil && j.UserID != 0 {
+		ok := slices.Contains(p.AllowGIDs, j.GroupID)
+		for _, g := range j.Groups {
+			ok = ok || slices.Contains(p.AllowGIDs, g)
+		}
+		if !ok {
+			return nil, ReasonPartConfig
+		}
+	}
+	if len(p.AllowAccounts) > 0 && !slices.Contains(p.AllowAccounts, j.Account) {
+		return nil, ReasonAccount
+	}
+	if slices.Contains(p.DenyAccounts, j.Account) {
+		return nil, ReasonAccount
+	}
+	r := &request{job: j, pi: pi, part: p, memSensed: c.snap.Config.MemoryConsumable}
+	r.timeLimit = jobTimeLimit(j, p)
+	if p.MaxTime != Infinite32 && r.timeLimit > p.MaxTime {
+		return nil, ReasonPartTimeLimit
+	}
+	r.duration = minutesToSeconds(r.timeLimit)
+
+	r.cpt = max(int(j.CPUsPerTask), 1)
+	r.ntpn = int(j.NTasksPerNode)
+	r.minN = int(j.MinNodes)
+	r.maxN = int(j.MaxNodes)
+	r.tasks = int(j.NumTasks)
+	switch {
+	case r.tasks == 0 && r.ntpn > 0:
+		r.tasks = max(r.minN, 1) * r.ntpn
+	case r.tasks == 0:
+		r.tasks = max(r.minN, 1)
+	}
+	if r.minN == 0 {
+		r.minN = 1
+		if r.ntpn > 0 {
+			r.minN = (r.tasks + r.ntpn - 1) / r.ntpn
+		}
+	}
+	if r.maxN == 0 {
+		if j.MinNodes > 0 || r.ntpn > 0 {
+			r.maxN = r.minN
+		} else {
+			r.maxN = max(r.tasks, r.minN)
+		}
+	}
+	if r.maxN < r.minN || r.tasks < r.minN {
+		return nil, ReasonBadConstraints
+	}
+	if r.minN > len(p.Nodes) {
+		return nil, ReasonPartNodeLimit
+	}
+	if p.MaxNodes != Infinite32 && uint32(r.minN) > p.MaxNodes {
+		return nil, ReasonPartNodeLimit
+	}
+	if p.MaxNodes != Infinite32 && uint32(r.maxN) > p.MaxNodes {
+		r.maxN = int(p.MaxNodes)
+	}
+	if uint32(r.maxN) < p.MinNodes {
+		return nil, ReasonPartNodeLimit
+	}
+	if p.MaxCPUsPerNode != Infinite32 && p.MaxCPUsPerNode != 0 {
+		r.maxTasksPN = int(p.MaxCPUsPerNode) / r.cpt
+		if r.maxTasksPN == 0 {
+			return nil, ReasonBadConstraints
+		}
+	}
+
+	cfg := &c.snap.Config
+	switch {
+	case j.MemAll:
+		r.memAll = true
+	case j.MemPerCPU > 0:
+		r.memPerCPU = j.MemPerCPU
+	case j.MemPerNode > 0:
+		r.memPerNode = j.MemPerNode
+	case p.DefMemPerCPU > 0:
+		r.memPerCPU = p.DefMemPerCPU
+	case p.DefMemPerNode > 0:
+		r.memPerNode = p.DefMemPerNode
+	case cfg.DefMemPerCPU > 0:
+		r.memPerCPU = cfg.DefMemPerCPU
+	case cfg.DefMemPerNode > 0:
+		r.memPerNode = cfg.DefMemPerNode
+	default:
+		// No request and no default: Slurm gives the job all of each
+		// node's memory.
+		r.memAll = true
+	}
+
+	r.gres = j.Gres
+	if j.GPUs > 0 {
+		// --gpus counts over the job; spread evenly over the minimum node
+		// count, which then becomes fixed.
+		per := (uint64(j.GPUs) + uint64(r.minN) - 1) / uint64(r.minN)
+		r.gres = append(slices.Clone(j.Gres), GresReq{Name: "gpu", Type: j.GPUType, Count: per})
+		r.maxN = r.minN
+	}
+
+	r.whole = cfg.WholeNodes || j.Share == ShareExclusive || p.OverSubscribe == OverSubscribeExclusive
+	r.user = j.Share == ShareUser || p.ExclusiveUser
+
+	cons, err := parseConstraint(j.Features)
+	if err != nil {
+		return nil, ReasonBadConstraints
+	}
+	r.cons = cons
+	r.alts, r.counts = c.feat.nodeSets(cons)
+	if cons != nil {
+		for _, t := range cons.counts {
+			r.countN = append(r.countN, t.n)
+		}
+	}
+	if len(j.ReqNodes) > 0 {
+		r.req = bitset.New(c.n)
+		for _, ni := range j.ReqNodes {
+			if ni < 0 || uint(ni) >= c.n || !c.partBits[pi].Test(uint(ni)) {
+				return nil, ReasonBadConstraints
+			}
+			if !r.req.Test(uint(ni)) {
+				r.req.Set(uint(ni))
+				r.reqList = append(r.reqList, ni)
+			}
+		}
+		slices.Sort(r.reqList)
+		if len(r.reqList) > r.maxN {
+			return nil, ReasonBadConstraints
+		}
+		r.minN = max(r.minN, len(r.reqList))
+	}
+	if len(j.ExcNodes) > 0 {
+		r.exc = bitset.New(c.n)
+		for _, ni := range j.ExcNodes {
+			if ni >= 0 && uint(ni) < c.n {
+				r.exc.Set(uint(ni))
+			}
+		}
+	}
+	return r, ReasonNone
+}
+
+// base returns the nodes the request may ever use in alternative a: the
+// partition's nodes with the features, without the excluded ones. Node
+// state is not applied.
+func (c *cluster) base(r *request, a int) *bitset.BitSet {
+	b := c.partBits[r.pi].Clone()
+	if r.alts != nil {
+		b.InPlaceIntersection(r.alts[a])
+	}
+	if r.exc != nil {
+		b.InPlaceDifference(r.exc)
+	}
+	return b
+}
+
+func (r *request) altCount() int { return max(len(r.alts), 1) }
+
+// coresFor is how many cores tasks of the request take on a node: CPUs
+// are hardware threads, cores are allocated whole (CR_Core).
+func (r *request) coresFor(nd *Node, tasks int) int {
+	tpc := max(int(nd.ThreadsPerCore), 1)
+	return (tasks*r.cpt + tpc - 1) / tpc
+}
+
+// tasksIn is how many tasks of the request fit in cores of a node.
+func (r *request) tasksIn(nd *Node, cores int) int {
+	cpus := cores * max(int(nd.ThreadsPerCore), 1)
+	if r.cpt == 1 {
+		return cpus
+	}
+	return cpus / r.cpt
+}
+
+// capacity is how many tasks of the request a node could take now, given
+// what is free there. 0 means the node cannot be used.
+func (c *cluster) capacityNow(r *request, ni int) int {
+	if c.excl[ni] {
+		return 0
+	}
+	if (r.user || c.exclUser[ni]) && c.userOn[ni] != noUser && c.userOn[ni] != int64(r.job.UserID) {
+		return 0
+	}
+	if r.whole && c.jobsOn[ni] > 0 {
+		return 0
+	}
+	return c.capacityWith(r, ni, c.freeCore[ni], c.freeMem[ni], gresFree)
+}
+
+// gresCheck says which GRES counts capacityWith compares the request to.
+type gresCheck uint8
+
+const (
+	gresFree    gresCheck = iota // what is free now
+	gresTotal                    // the node's totals (could it ever fit)
+	gresChecked                  // the caller has checked
+)
+
+// capacityWith computes the task capacity of a node from free cores and
+// memory.
+func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint64, gc gresCheck) int {
+	nd := &c.nodes[ni]
+	if gc != gresChecked {
+		for _, g := range r.gres {
+			var have uint64
+			if gc == gresTotal {
+				have = c.gresTotal(ni, g.Name, g.Type)
+			} else {
+				have = c.gresFree(ni, g.Name, g.Type)
+			}
+			if have < g.Count {
+				return 0
+			}
+		}
+	}
+	if r.job.MinCPUs > 0 && int(freeCores)*max(int(nd.ThreadsPerCore), 1) < int(r.job.MinCPUs) {
+		return 0 // --mincpus
+	}
+	capTasks := r.tasksIn(nd, int(freeCores))
+	if r.whole && int(freeCores) < nd.Cores() {
+		return 0
+	}
+	if r.maxTasksPN > 0 {
+		capTasks = min(capTasks, r.maxTasksPN)
+	}
+	// Memory: consumable memory limits what fits; otherwise the request
+	// only has to fit the node's size.
+	mem := freeMem
+	if !r.memSensed {
+		mem = nd.RealMemory
+	}
+	switch {
+	case r.memAll:
+		if r.memSensed && freeMem < nd.RealMemory {
+			return 0
+		}
+	case r.memPerCPU > 0:
+		per := r.memPerCPU * uint64(r.cpt)
+		capTasks = min(capTasks, int(mem/per))
+	default:
+		if mem < r.memPerNode {
+			return 0
+		}
+	}
+	if r.ntpn > 0 {
+		if capTasks < r.ntpn {
+			return 0
+		}
+		return r.ntpn
+	}
+	return min(capTasks, r.tasks)
+}

@@ -1,0 +1,320 @@
+package sched
+
+import "slices"
+
+// placement is the nodes chosen for a job and the tasks each one runs.
+type placement struct {
+	nodes []int
+	tasks []int
+}
+
+// run is a maximal block of candidate nodes with consecutive indexes.
+type run struct {
+	lo, hi int // positions in the candidate list, [lo, hi)
+	cap    int // tasks the block can take
+}
+
+// place chooses nodes for r among cands (node indexes, ascending) whose
+// task capacities are caps (all > 0). Nodes are tried by weight: first the
+// lowest weight group alone, then with the next group added, and so on.
+func (c *cluster) place(r *request, cands, caps []int) (placement, bool) {
+	if len(cands) == 0 {
+		return placement{}, false
+	}
+	w0 := c.nodes[cands[0]].Weight
+	same := true
+	for _, ni := range cands[1:] {
+		if c.nodes[ni].Weight != w0 {
+			same = false
+			break
+		}
+	}
+	if same {
+		return c.placeOnce(r, cands, caps, nil)
+	}
+	var weights []uint32
+	for _, ni := range cands {
+		weights = append(weights, c.nodes[ni].Weight)
+	}
+	slices.Sort(weights)
+	weights = slices.Compact(weights)
+	subC := make([]int, 0, len(cands))
+	subK := make([]int, 0, len(cands))
+	var lower []int
+	for _, w := range weights {
+		subC, subK, lower = subC[:0], subK[:0], lower[:0]
+		for i, ni := range cands {
+			if c.nodes[ni].Weight <= w {
+				subC = append(subC, ni)
+				subK = append(subK, caps[i])
+				if c.nodes[ni].Weight < w {
+					lower = append(lower, ni)
+				}
+			}
+		}
+		// The lighter nodes did not suffice alone: use them all and the
+		// fewest of this weight; failing that, any choice in the pool.
+		if len(lower) > 0 && !r.job.Contiguous {
+			if pl, ok := c.placeOnce(r, subC, subK, lower); ok {
+				return pl, true
+			}
+		}
+		if pl, ok := c.placeOnce(r, subC, subK, nil); ok {
+			return pl, true
+		}
+	}
+	return placement{}, false
+}
+
+// placeOnce places the request on the given candidates: required nodes
+// first, then the feature-count terms, then the rest by best fit over
+// blocks of consecutive nodes (one block if any fits, else the fewest
+// blocks, largest first).
+func (c *cluster) placeOnce(r *request, cands, caps []int, pre []int) (placement, bool) {
+	if cap(c.chosenBuf) < len(cands) {
+		c.chosenBuf = make([]bool, len(cands))
+	}
+	chosen := c.chosenBuf[:len(cands)]
+	clear(chosen)
+	var nodes []int
+	have, got := 0, 0
+	pick := func(pos int) {
+		chosen[pos] = true
+		nodes = append(nodes, pos)
+		have++
+		got += caps[pos]
+	}
+	for _, ni := range r.reqList {
+		pos, ok := slices.BinarySearch(cands, ni)
+		if !ok {
+			return placement{}, false
+		}
+		pick(pos)
+	}
+	for _, ni := range pre {
+		pos, _ := slices.BinarySearch(cands, ni)
+		if !chosen[pos] {
+			pick(pos)
+		}
+	}
+	for t, bits := range r.counts {
+		need := r.countN[t]
+		for pos, ni := range cands {
+			if need == 0 {
+				break
+			}
+			if !chosen[pos] && bits.Test(uint(ni)) {
+				pick(pos)
+				need--
+			}
+		}
+		if need > 0 {
+			return placement{}, false
+		}
+	}
+	needNodes := func() int { return max(r.minN-have, 0) }
+	needTasks := func() int { return max(r.tasks-got, 0) }
+	if have > r.maxN {
+		return placement{}, false
+	}
+	if needNodes() > 0 || needTasks() > 0 {
+		runs := c.runs(cands, caps, chosen)
+		if r.job.Contiguous {
+			if have > 0 {
+				// Required nodes or counted features with --contiguous:
+				// the block must contain them; not supported.
+				return placement{}, false
+			}
+			best := -1
+			bestK := 0
+			for i, rn := range runs {
+				k := takeFrom(rn, caps, needNodes(), needTasks(), r.maxN-have)
+				if k < 0 {
+					continue
+				}
+				if best < 0 || rn.cap < runs[best].cap || (rn.cap == runs[best].cap && rn.hi-rn.lo < runs[best].hi-runs[best].lo) {
+					best, bestK = i, k
+				}
+			}
+			if best < 0 {
+				return placement{}, false
+			}
+			for p := runs[best].lo; p < runs[best].lo+bestK; p++ {
+				pick(p)
+			}
+		} else {
+			for needNodes() > 0 || needTasks() > 0 {
+				if len(runs) == 0 {
+					return placement{}, false
+				}
+				room := r.maxN - have
+				best, bestK := -1, 0
+				for i, rn := range runs {
+					k := takeFrom(rn, caps, needNodes(), needTasks(), room)
+					if k < 0 {
+						continue
+					}
+					if best < 0 || rn.cap < runs[best].cap || (rn.cap == runs[best].cap && rn.hi-rn.lo < runs[best].hi-runs[best].lo) {
+						best, bestK = i, k
+					}
+				}
+				if best >= 0 {
+					for p := runs[best].lo; p < runs[best].lo+bestK; p++ {
+						pick(p)
+					}
+					break
+				}
+				// No block suffices: take the largest one whole.
+				big := 0
+				for i, rn := range runs {
+					if rn.cap > runs[big].cap {
+						big = i
+					}
+				}
+				rn := runs[big]
+				if rn.hi-rn.lo > room {
+					// Taking the whole block would exceed the node limit:
+					// take its biggest nodes only.
+					return c.placeByCapacity(r, cands, caps, chosen, nodes, have, got)
+				}
+				for p := rn.lo; p < rn.hi; p++ {
+					pick(p)
+				}
+				runs = slices.Delete(runs, big, big+1)
+			}
+		}
+	}
+	return distribute(r, cands, caps, nodes)
+}
+
+// placeByCapacity is the fallback when blocks cannot meet the node limit:
+// the nodes with the most room first.
+func (c *cluster) placeByCapacity(r *request, cands, caps []int, chosen []bool, nodes []int, have, got int) (placement, bool) {
+	// Counting sort of the free positions by capacity, largest first,
+	// keeping node order among equals.
+	maxCap := 0
+	for pos := range cands {
+		if !chosen[pos] {
+			maxCap = max(maxCap, caps[pos])
+		}
+	}
+	start := make([]int, maxCap+2)
+	for pos := range cands {
+		if !chosen[pos] {
+			start[maxCap-caps[pos]+1]++
+		}
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	rest := make([]int, start[len(start)-1])
+	for pos := range cands {
+		if !chosen[pos] {
+			k := maxCap - caps[pos]
+			rest[start[k]] = pos
+			start[k]++
+		}
+	}
+	for _, pos := range rest {
+		if have >= r.minN && got >= r.tasks {
+			break
+		}
+		if have >= r.maxN {
+			return placement{}, false
+		}
+		nodes = append(nodes, pos)
+		have++
+		got += caps[pos]
+	}
+	if have < r.minN || got < r.tasks {
+		return placement{}, false
+	}
+	slices.Sort(nodes)
+	return distribute(r, cands, caps, nodes)
+}
+
+// takeFrom is how many nodes from the start of a block meet the needs
+// within room nodes, or -1.
+func takeFrom(rn run, caps []int, needNodes, needTasks, room int) int {
+	if rn.hi-rn.lo < needNodes || rn.cap < needTasks {
+		return -1
+	}
+	k, sum := 0, 0
+	for p := rn.lo; p < rn.hi; p++ {
+		if k >= needNodes && sum >= needTasks {
+			break
+		}
+		k++
+		sum += caps[p]
+	}
+	if k > room || k < needNodes || sum < needTasks {
+		return -1
+	}
+	return k
+}
+
+func (c *cluster) runs(cands, caps []int, chosen []bool) []run {
+	out := c.runBuf[:0]
+	defer func() { c.runBuf = out[:0] }()
+	cur := run{lo: -1}
+	for pos, ni := range cands {
+		if chosen[pos] {
+			if cur.lo >= 0 {
+				cur.hi = pos
+				out = append(out, cur)
+				cur = run{lo: -1}
+			}
+			continue
+		}
+		if cur.lo >= 0 && ni != cands[pos-1]+1 {
+			cur.hi = pos
+			out = append(out, cur)
+			cur = run{lo: -1}
+		}
+		if cur.lo < 0 {
+			cur = run{lo: pos}
+		}
+		cur.cap += caps[pos]
+	}
+	if cur.lo >= 0 {
+		cur.hi = len(cands)
+		out = append(out, cur)
+	}
+	return out
+}
+
+// distribute gives each chosen node its tasks: ntpn each, else one each
+// and the rest packed in node order (cons_tres's block distribution).
+func distribute(r *request, cands, caps []int, chosenPos []int) (placement, bool) {
+	slices.Sort(chosenPos)
+	pl := placement{nodes: make([]int, len(chosenPos)), tasks: make([]int, len(chosenPos))}
+	left := r.tasks
+	for i, pos := range chosenPos {
+		pl.nodes[i] = cands[pos]
+		if r.ntpn > 0 {
+			// ntpn each; the last node may get fewer (-n 5
+			// --ntasks-per-node=2 runs 2+2+1).
+			pl.tasks[i] = min(r.ntpn, left)
+			left -= pl.tasks[i]
+			continue
+		}
+		if left > 0 {
+			pl.tasks[i] = 1
+			left--
+		}
+	}
+	if r.ntpn == 0 {
+		for i, pos := range chosenPos {
+			if left == 0 {
+				break
+			}
+			add := min(caps[pos]-pl.tasks[i], left)
+			pl.tasks[i] += add
+			left -= add
+		}
+	}
+	if left > 0 || len(pl.nodes) < r.minN || len(pl.nodes) > r.maxN {
+		return placement{}, false
+	}
+	return pl, true
+}

@@ -1,0 +1,370 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/bits-and-blooms/bitset"
+)
+
+// cluster is the working state of one pass: what is free now on every
+// node, when running work releases resources, and the backfill
+// reservations made so far. It is built from a Snapshot and only ever
+// loses free resources during a pass (jobs start, reservations are added),
+// which is what makes the failure caches of the backfill pass sound.
+type cluster struct {
+	snap  *Snapshot
+	now   int64
+	nodes []Node
+	n     uint
+
+	usable *bitset.BitSet
+	// configs groups nodes of identical hardware (Slurm's node
+	// configuration records): what fits an empty node of the group fits
+	// all of them.
+	configs []nodeConfig
+	// hasFree holds the nodes with a free core and no whole-node job;
+	// idle those with no job at all. They only shrink during a pass.
+	hasFree  *bitset.BitSet
+	idle     *bitset.BitSet
+	partIdx  map[string]int
+	partBits []*bitset.BitSet
+	feat     *featureIndex
+
+	coreOff  []int    // first word of a node's free-core bitmap in coreBits
+	coreBits []uint64 // 1 = free core
+	freeCore []int32
+	freeMem  []uint64
+	gres     [][]gresSlot // per node
+	jobsOn   []int32      // allocations present on the node now
+	excl     []bool       // a whole-node job holds the node
+	userOn   []int64      // the one user whose jobs are on the node; noUser, mixedUsers
+	exclUser []bool       // a job on the node wants its user alone there
+
+	rel     [][]release // per node, by time
+	relGres [][]gresAmt // GRES of the releases that have some
+	resv    [][]span    // per node backfill reservations (whole node, as Slurm)
+	// resvFirst is the earliest reservation start on a node, so "can this
+	// start now" needs no walk of the reservation list.
+	resvFirst []int64
+	gapMax    []int64 // see longestGap
+
+	scratchC, scratchK []int // candidate lists reused between jobs
+	chosenBuf          []bool
+	runBuf             []run
+
+	// Backfill scratch: bucket count and size, the per-node capacity step
+	// functions, the capacity changes by bucket and their histogram.
+	nb        int
+	res       int64
+	evOff     []int32
+	fill      []int32
+	events    []capChange
+	hist      []int32
+	gfree     []uint64
+	blocks    []bucketSpan
+	origSteps []step
+	nodeIdx   []int
+	stepOff   []int
+	steps     []step
+	whyCache  map[whyKey]Reason
+}
+
+const (
+	noUser     int64 = -1
+	mixedUsers int64 = -2
+)
+
+type gresSlot struct {
+	name, typ string
+	total     uint64
+	free      uint64
+}
+
+type gresAmt struct {
+	slot  int32
+	count uint64
+}
+
+type release struct {
+	at    int64
+	b     int32 // backfill bucket from which the resources are free
+	cores int32
+	mem   uint64
+	gres  int32 // index in cluster.relGres, -1 = none
+	// whole is set when the released job held the node exclusively
+	// (possibly for a user): the node's sharing restriction ends here.
+	whole, user bool
+}
+
+type span struct{ start, end int64 }
+
+func newCluster(s *Snapshot) *cluster {
+	n := uint(len(s.Nodes))
+	c := &cluster{
+		snap:      s,
+		now:       s.Now,
+		nodes:     s.Nodes,
+		n:         n,
+		usable:    bitset.New(n),
+		hasFree:   bitset.New(n),
+		idle:      bitset.New(n),
+		partIdx:   make(map[string]int, len(s.Partitions)),
+		feat:      newFeatureIndex(s.Nodes),
+		coreOff:   make([]int, n+1),
+		freeCore:  make([]int32, n),
+		freeMem:   make([]uint64, n),
+		gres:      make([][]gresSlot, n),
+		jobsOn:    make([]int32, n),
+		excl:      make([]bool, n),
+		userOn:    make([]int64, n),
+		exclUser:  make([]bool, n),
+		rel:       make([][]release, n),
+		resv:      make([][]span, n),
+		resvFirst: make([]int64, n),
+		gapMax:    make([]int64, n),
+		whyCache:  map[whyKey]Reason{},
+	}
+	// Backfill time steps: start times are now + k*bf_resolution within
+	// bf_window.
+	c.res = max(s.Config.BF.Resolution, 1)
+	c.nb = int(max(s.Config.BF.Window, c.res)/c.res) + 1
+	words := 0
+	for i := range s.Nodes {
+		c.coreOff[i] = words
+		words += (s.Nodes[i].Cores() + 63) / 64
+	}
+	c.coreOff[n] = words
+	c.coreBits = make([]uint64, words)
+	for i := range s.Nodes {
+		nd := &s.Nodes[i]
+		if nd.State.Usable() {
+			c.usable.Set(uint(i))
+		}
+		c.hasFree.Set(uint(i))
+		c.idle.Set(uint(i))
+		cores := nd.Cores()
+		for k := 0; k < cores; k++ {
+			c.coreBits[c.coreOff[i]+k/64] |= 1 << (k % 64)
+		}
+		c.freeCore[i] = int32(cores)
+		c.freeMem[i] = nd.RealMemory
+		if len(nd.Gres) > 0 {
+			c.gres[i] = make([]gresSlot, len(nd.Gres))
+			for k, g := range nd.Gres {
+				c.gres[i][k] = gresSlot{name: g.Name, typ: g.Type, total: g.Count, free: g.Count}
+			}
+		}
+		c.userOn[i] = noUser
+		c.resvFirst[i] = math.MaxInt64
+		c.gapMax[i] = math.MaxInt64
+	}
+	c.buildConfigs()
+	c.partBits = make([]*bitset.BitSet, len(s.Partitions))
+	for pi := range s.Partitions {
+		p := &s.Partitions[pi]
+		c.partIdx[p.Name] = pi
+		b := bitset.New(n)
+		for _, ni := range p.Nodes {
+			if ni >= 0 && uint(ni) < n {
+				b.Set(uint(ni))
+			}
+		}
+		c.partBits[pi] = b
+	}
+	for i := range s.Running {
+		c.applyRunning(&s.Running[i])
+	}
+	// Sort each node's releases and pack them into one array, so the
+	// backfill search reads them in node order from contiguous memory.
+	total := 0
+	for i := range c.rel {
+		r := c.rel[i]
+		total += len(r)
+		if len(r) > 1 {
+			sort.Slice(r, func(a, b int) bool { return r[a].at < r[b].at })
+		}
+	}
+	flat := make([]release, 0, total)
+	for i := range c.rel {
+		off := len(flat)
+		flat = append(flat, c.rel[i]...)
+		// Full capacity: a later append copies the node's list out.
+		c.rel[i] = flat[off:len(flat):len(flat)]
+	}
+	return c
+}
+
+// applyRunning takes a running job's resources and records when they come
+// back. A job past its expected end still holds them; it is assumed to end
+// at the next resolution step.
+func (c *cluster) applyRunning(a *Allocation) {
+	end := a.End
+	if end <= c.now {
+		end = c.now + 1
+	}
+	c.take(a, end)
+}
+
+// take removes an allocation's resources from the free state and records
+// their release at end.
+func (c *cluster) take(a *Allocation, end int64) {
+	for _, na := range a.Nodes {
+		ni := na.Node
+		if ni < 0 || uint(ni) >= c.n {
+			continue
+		}
+		off := c.coreOff[ni]
+		var taken int32
+		for _, k := range na.Cores {
+			w, bit := off+int(k)/64, uint64(1)<<(k%64)
+			if w < c.coreOff[ni+1] && c.coreBits[w]&bit != 0 {
+				c.coreBits[w] &^= bit
+				taken++
+			}
+		}
+		c.freeCore[ni] -= taken
+		var mem uint64
+		if c.snap.Config.MemoryConsumable {
+			mem = min(na.MemoryMB, c.freeMem[ni])
+			c.freeMem[ni] -= mem
+		}
+		var ga []gresAmt
+		for _, g := range na.Gres {
+			left := g.Count
+			for si := range c.gres[ni] {
+				sl := &c.gres[ni][si]
+				if left == 0 {
+					break
+				}
+				if sl.name != g.Name || (g.Type != "" && sl.typ != g.Type) || sl.free == 0 {
+					continue
+				}
+				t := min(left, sl.free)
+				sl.free -= t
+				left -= t
+				ga = append(ga, gresAmt{slot: int32(si), count: t})
+			}
+		}
+		gi := int32(-1)
+		if len(ga) > 0 {
+			gi = int32(len(c.relGres))
+			c.relGres = append(c.relGres, ga)
+		}
+		c.jobsOn[ni]++
+		c.idle.Clear(uint(ni))
+		if c.freeCore[ni] <= 0 || a.Exclusive {
+			c.hasFree.Clear(uint(ni))
+		}
+		if a.Exclusive {
+			c.excl[ni] = true
+		}
+		if a.ExclusiveUser {
+			c.exclUser[ni] = true
+		}
+		switch c.userOn[ni] {
+		case noUser:
+			c.userOn[ni] = int64(a.UserID)
+		case int64(a.UserID):
+		default:
+			c.userOn[ni] = mixedUsers
+		}
+		c.rel[ni] = append(c.rel[ni], release{
+			at: end, b: int32(min((end-c.now+c.res-1)/c.res, int64(c.nb))), cores: taken, mem: mem, gres: gi,
+			whole: a.Exclusive, user: a.ExclusiveUser,
+		})
+	}
+}
+
+// sortReleases keeps a node's release list sorted after a start in the pass.
+func (c *cluster) sortReleases(ni int) {
+	r := c.rel[ni]
+	for i := len(r) - 1; i > 0 && r[i].at < r[i-1].at; i-- {
+		r[i], r[i-1] = r[i-1], r[i]
+	}
+}
+
+// reserve blocks nodes for new work during [start, end), as a backfill
+// reservation does in Slurm (whole nodes).
+func (c *cluster) reserve(nodes []int, start, end int64) {
+	for _, ni := range nodes {
+		rs := append(c.resv[ni], span{start, end})
+		for k := len(rs) - 1; k > 0 && rs[k].start < rs[k-1].start; k-- {
+			rs[k], rs[k-1] = rs[k-1], rs[k]
+		}
+		c.resv[ni] = rs
+		if start < c.resvFirst[ni] {
+			c.resvFirst[ni] = start
+		}
+		c.gapMax[ni] = c.longestGap(rs)
+	}
+}
+
+// longestGap is the longest time a node is free of reservations, counting
+// only gaps that begin inside the window; math.MaxInt64 when the node is
+// free from some point in the window on. A job longer than that cannot be
+// placed on the node in this pass.
+func (c *cluster) longestGap(rs []span) int64 {
+	horizon := c.now + int64(c.nb)*c.res
+	best := int64(0)
+	from := c.now
+	for _, sp := range rs {
+		if sp.start > from && from < horizon {
+			best = max(best, sp.start-from)
+		}
+		from = max(from, sp.end)
+	}
+	if from < horizon {
+		return math.MaxInt64
+	}
+	return best
+}
+
+// gresFree is what a node has free of a (name, type) GRES; an empty type
+// matches every type.
+func (c *cluster) gresFree(ni int, name, typ string) uint64 {
+	var f uint64
+	for _, sl := range c.gres[ni] {
+		if sl.name == name && (typ == "" || sl.typ == typ) {
+			f += sl.free
+		}
+	}
+	return f
+}
+
+func (c *cluster) gresTotal(ni int, name, typ string) uint64 {
+	var f uint64
+	for _, sl := range c.gres[ni] {
+		if sl.name == name && (typ == "" || sl.typ == typ) {
+			f += sl.total
+		}
+	}
+	return f
+}
+
+type nodeConfig struct {
+	rep  int // a node of the group
+	bits *bitset.BitSet
+}
+
+func (c *cluster) buildConfigs() {
+	index := map[string]int{}
+	var key strings.Builder
+	for i := range c.nodes {
+		nd := &c.nodes[i]
+		key.Reset()
+		fmt.Fprintf(&key, "%d/%d/%d/%d/%d", nd.Sockets, nd.CoresPerSocket, nd.ThreadsPerCore, nd.CPUs, nd.RealMemory)
+		for _, g := range nd.Gres {
+			fmt.Fprintf(&key, "/%s:%s:%d", g.Name, g.Type, g.Count)
+		}
+		k, ok := index[key.String()]
+		if !ok {
+			k = len(c.configs)
+			index[key.String()] = k
+			c.configs = append(c.configs, nodeConfig{rep: i, bits: bitset.New(c.n)})
+		}
+		c.configs[k].bits.Set(uint(i))
+	}
+}
