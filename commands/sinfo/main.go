@@ -1,0 +1,212 @@
+// Command sinfo is goslurm's drop-in for Slurm 22.05's sinfo: it asks
+// slurmctld for partitions and nodes, groups nodes into lines as sinfo
+// does and prints them in the same formats, order, messages and exit codes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	sc "github.com/goslurm/goslurm/commands/internal/slurmcli"
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr, os.LookupEnv))
+}
+
+// exitCode ends run early, where sinfo calls exit().
+type exitCode int
+
+// matchFlags are the attributes that split nodes into separate lines.
+type matchFlags struct {
+	allocMem, avail, comment, cpus, cpuLoad, defaultTime, disk, extra, features,
+	featuresAct, freeMem, gres, gresUsed, groups, hostnames, jobSize, maxCPUsPerNode,
+	maxTime, memory, nodeAddr, oversubscribe, partition, port, preemptMode,
+	priorityJobFactor, priorityTier, reason, reasonTimestamp, reasonUser, root,
+	sct, sockets, cores, threads, state, stateComplete, version, weight bool
+}
+
+// sinfo is one run's state (Slurm's params).
+type sinfo struct {
+	prog   string
+	out    sc.Out
+	stderr io.Writer
+	getenv func(string) (string, bool)
+	conn   *sc.Conn
+	ctx    context.Context
+	now    time.Time
+	tf     *sc.TimeFormatter
+
+	allFlag, deadNodes, exact, noHeader, longOutput, nodeFlag bool
+	respondingNodes, listReasons, summarize, reservationFlag  bool
+	local, federation                                         bool
+	iterate, verbose                                          int
+	convert                                                   uint32
+	nodes                                                     string
+	hasNodes, nodeNameSingle                                  bool
+	partition                                                 string
+	partList                                                  []string
+	hasParts                                                  bool
+	sortSpec                                                  string
+	sortSet                                                   bool
+	states                                                    string
+	stateList                                                 []uint32
+	hasStates, stateListAnd                                   bool
+	format                                                    string
+	formatSet, defFormat                                      bool
+	filtering                                                 bool
+	nodeFieldFlag, partFieldFlag                              bool
+	nodeFieldSize, partFieldSize                              int
+
+	match  matchFlags
+	fields []field
+}
+
+func (s *sinfo) errorf(format string, a ...any) {
+	s.out.Flush()
+	fmt.Fprintf(s.stderr, "%s: error: "+format+"\n", append([]any{s.prog}, a...)...)
+}
+
+func (s *sinfo) fatalf(format string, a ...any) {
+	s.out.Flush()
+	fmt.Fprintf(s.stderr, "%s: fatal: "+format+"\n", append([]any{s.prog}, a...)...)
+	panic(exitCode(1))
+}
+
+func (s *sinfo) exit(code int) { panic(exitCode(code)) }
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, bool)) (code int) {
+	w := bufio.NewWriter(stdout)
+	s := &sinfo{out: sc.Out{Writer: w}, stderr: stderr, getenv: getenv, ctx: context.Background(),
+		convert: sc.ConvertExact}
+	if len(args) == 0 {
+		args = []string{"sinfo"}
+	}
+	s.prog = filepath.Base(args[0])
+	defer func() {
+		w.Flush()
+		if r := recover(); r != nil {
+			e, ok := r.(exitCode)
+			if !ok {
+				panic(r)
+			}
+			code = int(e)
+		}
+	}()
+	conn, err := sc.Dial(getenv)
+	if err != nil {
+		s.fatalf("%v", err)
+	}
+	s.conn = conn
+	s.parseCommandLine(args)
+	conn.Verbose, conn.Log, conn.Prog = s.verbose, stderr, s.prog
+	v, ok := getenv("SLURM_TIME_FORMAT")
+	s.tf = sc.NewTimeFormatter(v, ok, s.errorf)
+
+	rc := 0
+	var cache queryCache
+	for {
+		s.now = time.Now()
+		if !s.noHeader && (s.iterate != 0 || s.verbose != 0 || s.longOutput) {
+			s.out.WriteString(sc.DateLine(s.now) + "\n")
+		}
+		if err := s.getInfo(&cache); err != nil {
+			rc = 1
+		}
+		if s.iterate == 0 {
+			break
+		}
+		s.out.WriteString("\n")
+		w.Flush()
+		time.Sleep(time.Duration(s.iterate) * time.Second)
+	}
+	return rc
+}
+
+// queryCache keeps the last replies for -i (SLURM_NO_CHANGE_IN_DATA).
+type queryCache struct {
+	parts *msg.PartitionInfoResponse
+	nodes *msg.NodeInfoResponse
+}
+
+func (s *sinfo) getInfo(cache *queryCache) error {
+	if s.reservationFlag {
+		n, err := s.conn.ReservationCount(s.ctx)
+		if err != nil {
+			s.out.Flush()
+			fmt.Fprintf(s.stderr, "slurm_load_reservations: %s\n", sc.Strerror(err))
+			return err
+		}
+		if n != 0 {
+			s.errorf("listing reservations is not supported yet")
+			return errors.New("unsupported")
+		}
+		s.out.WriteString("No reservations in the system\n")
+		return nil
+	}
+	var show uint16
+	if s.allFlag {
+		show |= sc.ShowAll
+	}
+	var last int64
+	if cache.parts != nil {
+		last = cache.parts.LastUpdate
+	}
+	parts, err := s.conn.LoadPartitions(s.ctx, last, show)
+	if errors.Is(err, sc.ErrNoChange) && cache.parts != nil {
+		parts, err = cache.parts, nil
+	}
+	if err != nil {
+		s.out.Flush()
+		fmt.Fprintf(s.stderr, "slurm_load_partitions: %s\n", sc.Strerror(err))
+		return err
+	}
+	cache.parts = parts
+	if s.match.gresUsed {
+		show |= sc.ShowDetail
+	}
+	var nodes *msg.NodeInfoResponse
+	if s.nodeNameSingle {
+		nodes, err = s.conn.LoadNodeSingle(s.ctx, s.nodes, show)
+	} else {
+		last = 0
+		if cache.nodes != nil {
+			last = cache.nodes.LastUpdate
+		}
+		nodes, err = s.conn.LoadNodes(s.ctx, last, show)
+		if errors.Is(err, sc.ErrNoChange) && cache.nodes != nil {
+			nodes, err = cache.nodes, nil
+		}
+	}
+	if err != nil {
+		s.out.Flush()
+		fmt.Fprintf(s.stderr, "slurm_load_node: %s\n", sc.Strerror(err))
+		return err
+	}
+	cache.nodes = nodes
+	// Work on copies: sinfo rewrites node states (MIXED) and names.
+	nodeCopy := make([]msg.Node, len(nodes.Nodes))
+	copy(nodeCopy, nodes.Nodes)
+	for i := range nodeCopy {
+		n := &nodeCopy[i]
+		if n.NodeState&sc.NodeStateDrain != 0 {
+			continue
+		}
+		alloc := n.SelectNodeInfo.AllocCPUs
+		idle := n.CPUsEfctv - alloc
+		if idle != 0 && idle != n.CPUsEfctv {
+			n.NodeState = n.NodeState&sc.NodeStateFlags | sc.NodeStateMixed
+		}
+	}
+	recs := s.buildSinfoData(parts.Partitions, nodeCopy)
+	s.sortRecs(recs)
+	s.printList(recs)
+	return nil
+}
