@@ -1,6 +1,9 @@
 package conf
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Plugins that exist in Slurm 22.05 (src/plugins/<type>/<name>), for the
 // keys whose plugin slurmctld loads at start-up. A name outside this table
@@ -31,6 +34,17 @@ var knownPlugins = map[string][]string{
 	"TopologyPlugin":           {"topology/3d_torus", "topology/hypercube", "topology/none", "topology/tree"},
 }
 
+// extensionPlugins are plugin names 22.05 does not have that goslurm's own
+// daemons implement, so a goslurm-only cluster (make demo) can run without
+// munged: auth/slurm is the built-in token auth, modelled on Slurm 23.11's
+// plugin of that name, and cred/goslurm_hs256 signs step credentials with
+// the same key. A real 22.05 daemon given such a slurm.conf still refuses it
+// at start-up, which is the right outcome for a mixed cluster.
+var extensionPlugins = map[string][]string{
+	"AuthType": {"auth/slurm"},
+	"CredType": {"cred/goslurm_hs256"},
+}
+
 // pluginKeyOrder fixes the order of the checks (map order is random).
 var pluginKeyOrder = []string{
 	"SelectType", "SwitchType", "AuthType", "CredType", "AccountingStorageType", "JobCompType",
@@ -48,7 +62,7 @@ func (p *parser) checkPlugins() {
 			continue
 		}
 		found := false
-		for _, k := range knownPlugins[key] {
+		for _, k := range slices.Concat(knownPlugins[key], extensionPlugins[key]) {
 			if strings.EqualFold(k, name) {
 				found = true
 				break

@@ -287,3 +287,17 @@ func TestIncludeClusterName(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// The built-in auth and credential plugins are goslurm extensions that
+// parse; other unknown plugin names are still refused as 22.05 refuses them.
+func TestExtensionPlugins(t *testing.T) {
+	c := mustLoad(t, base+"AuthType=auth/slurm\nCredType=cred/goslurm_hs256\n")
+	if c.AuthType != "auth/slurm" || c.CredType != "cred/goslurm_hs256" {
+		t.Errorf("AuthType=%q CredType=%q", c.AuthType, c.CredType)
+	}
+	for _, line := range []string{"AuthType=auth/bogus", "CredType=cred/slurm", "SelectType=auth/slurm"} {
+		if _, err := load(t, base+line+"\n"); err == nil {
+			t.Errorf("%s accepted", line)
+		}
+	}
+}
