@@ -82,6 +82,7 @@ type Daemon struct {
 	registered  bool
 	tres        []msg.TresRec
 	terminating map[uint32]bool
+	prologs     prologs
 
 	wg      sync.WaitGroup
 	ctx     context.Context

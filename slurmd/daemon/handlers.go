@@ -137,11 +137,23 @@ func (d *Daemon) rpcLaunchProlog(_ context.Context, r *server.Request) *server.R
 	if !ok {
 		return server.RC(slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET)
 	}
+	first, claimErr := d.claimProlog(req.JobID, func() error { return d.creds.insertJob(req.JobID) })
+	if claimErr != nil {
+		d.log.Error(fmt.Sprintf("prolog of JobId=%d: cannot save credential state: %v", req.JobID, claimErr))
+	}
 	resp := server.RC(0)
 	resp.After = func(error) {
 		rc := uint32(0)
-		if err := d.runProlog(&req); err != nil {
-			d.log.Error(fmt.Sprintf("prolog failed for JobId=%d: %v", req.JobID, err))
+		err := claimErr
+		switch {
+		case err != nil:
+		case first:
+			err = d.jobProlog(req.JobID, req.UID, req.GID, req.Nodes.Value, req.WorkDir.Value)
+		default:
+			// Already run (or running) for this job: never twice.
+			err = d.waitProlog(d.ctx, req.JobID)
+		}
+		if err != nil {
 			rc = uint32(slurmerr.ESLURMD_PROLOG_FAILED)
 		}
 		done := msg.CompleteProlog{JobID: req.JobID, NodeName: msg.Str(d.config().NodeName), PrologRC: rc}

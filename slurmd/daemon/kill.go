@@ -106,6 +106,8 @@ func (d *Daemon) terminate(kind msgtype.Type, req *msg.KillJob) {
 	if err := d.steps.Terminate(ctx, job); err != nil {
 		d.log.Error(fmt.Sprintf("terminating JobId=%d: %v", job, err))
 	}
+	// A Prolog still running for the job finishes before the Epilog.
+	_ = d.waitProlog(ctx, job)
 	rc := uint32(0)
 	// The purge timer starts once; if it already ran, the epilog has
 	// been run for this job before.
@@ -183,16 +185,6 @@ func (d *Daemon) runEpilog(req *msg.KillJob) error {
 		"SLURM_JOB_EXIT_CODE="+strconv.FormatUint(uint64(req.ExitCode), 10),
 		"SLURM_JOB_DERIVED_EC="+strconv.FormatUint(uint64(req.DerivedEC), 10))
 	return runScripts(d.ctx, cfg.Conf.Epilog, env, prologTimeout(cfg))
-}
-
-// runProlog runs Prolog for REQUEST_LAUNCH_PROLOG, likewise.
-func (d *Daemon) runProlog(req *msg.PrologLaunch) error {
-	cfg := d.config()
-	if cfg.Conf.Prolog == "" {
-		return nil
-	}
-	env := d.scriptEnv("prolog_slurmd", req.JobID, req.UID, req.GID, req.Nodes.Value, req.WorkDir.Value)
-	return runScripts(d.ctx, cfg.Conf.Prolog, env, prologTimeout(cfg))
 }
 
 func prologTimeout(cfg *Config) time.Duration {

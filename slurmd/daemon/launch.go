@@ -30,10 +30,38 @@ func (d *Daemon) rpcLaunchTasks(ctx context.Context, r *server.Request) *server.
 	if !ok {
 		return server.RCMsg(slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET, "")
 	}
-	code, err := d.checkLaunchTasks(ctx, r, &req)
+	job := req.StepID.JobID
+	var code int
+	check := func() error {
+		var err error
+		code, err = d.checkLaunchTasks(ctx, r, &req)
+		return err
+	}
+	first := false
+	var err error
+	if req.Flags&msg.LaunchNoAlloc != 0 {
+		// No allocation, no job on this node: no Prolog.
+		err = check()
+	} else {
+		first, err = d.claimProlog(job, check)
+	}
 	if err != nil {
 		d.log.Error(fmt.Sprintf("launch task %v request from UID:%d: %v", stepName(req.StepID), r.Identity.UID, err))
 		return server.RCMsg(code, "")
+	}
+	if first {
+		err = d.jobProlog(job, req.UID, req.GID, req.CompleteNodelist.Value, req.Cwd.Value)
+	} else {
+		err = d.waitProlog(ctx, job)
+	}
+	if err != nil {
+		d.log.Error(fmt.Sprintf("launch task %v: %v", stepName(req.StepID), err))
+		return server.RCMsg(slurmerr.ESLURMD_PROLOG_FAILED, "")
+	}
+	// The job may have been killed while the Prolog ran.
+	if req.Cred != nil && d.creds.revoked(req.Cred) {
+		d.log.Info(fmt.Sprintf("Job %d already killed, do not launch %v", job, stepName(req.StepID)))
+		return server.RCMsg(0, "")
 	}
 	if err := d.steps.LaunchTasks(ctx, &req, r.Identity, r.Origin); err != nil {
 		d.log.Error(fmt.Sprintf("launch task %v: %v", stepName(req.StepID), err))
@@ -92,15 +120,52 @@ func (d *Daemon) rpcBatchLaunch(ctx context.Context, r *server.Request) *server.
 		d.log.Error(fmt.Sprintf("batch launch of JobId=%d: %v", req.JobID, err))
 		return server.RC(code)
 	}
-	if err := d.creds.insertJob(req.JobID); err != nil {
-		d.log.Error(fmt.Sprintf("batch launch of JobId=%d: cannot save credential state: %v", req.JobID, err))
+	job := req.JobID
+	first, err := d.claimProlog(job, func() error { return d.creds.insertJob(job) })
+	if err != nil {
+		d.log.Error(fmt.Sprintf("batch launch of JobId=%d: cannot save credential state: %v", job, err))
 		return server.RC(slurmerr.ESLURMD_INVALID_JOB_CREDENTIAL)
 	}
-	if err := d.steps.LaunchBatch(ctx, &req, r.Identity); err != nil {
-		d.log.Error(fmt.Sprintf("batch launch of JobId=%d: %v", req.JobID, err))
-		return server.RC(errCode(err))
+	noProlog := d.config().Conf.Prolog == ""
+	if first && noProlog || !first && !d.prologPending(job) {
+		if first {
+			d.finishProlog(job, nil)
+		}
+		if err := d.steps.LaunchBatch(ctx, &req, r.Identity); err != nil {
+			d.log.Error(fmt.Sprintf("batch launch of JobId=%d: %v", job, err))
+			return server.RC(errCode(err))
+		}
+		return server.RC(0)
 	}
-	return server.RC(0)
+	// A Prolog to run or wait for: reply now, as slurmd does, and report
+	// a failure after it separately.
+	from := r.Identity
+	resp := server.RC(0)
+	resp.After = func(error) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			var err error
+			if first {
+				err = d.jobProlog(job, req.UID, req.GID, req.Nodes.Value, req.WorkDir.Value)
+			} else {
+				err = d.waitProlog(d.ctx, job)
+			}
+			if err != nil {
+				d.launchFailed(&req, slurmerr.ESLURMD_PROLOG_FAILED)
+				return
+			}
+			if d.creds.revoked(req.Cred) {
+				d.log.Info(fmt.Sprintf("Job %d already killed, do not launch batch job", job))
+				return
+			}
+			if err := d.steps.LaunchBatch(d.ctx, &req, from); err != nil {
+				d.log.Error(fmt.Sprintf("batch launch of JobId=%d: %v", job, err))
+				d.launchFailed(&req, errCode(err))
+			}
+		}()
+	}
+	return resp
 }
 
 func (d *Daemon) checkBatchLaunch(req *msg.BatchJobLaunch) (int, error) {

@@ -84,6 +84,10 @@ func startCtld(t *testing.T) *fakeCtld {
 				c.got <- r.Header.MsgType
 				return server.RC(0)
 			}),
+			msgtype.REQUEST_JOB_REQUEUE: server.HandlerFunc(func(_ context.Context, r *server.Request) *server.Response {
+				c.got <- r.Header.MsgType
+				return server.RC(0)
+			}),
 			msgtype.MESSAGE_EPILOG_COMPLETE: server.HandlerFunc(func(_ context.Context, r *server.Request) *server.Response {
 				c.mu.Lock()
 				c.epi = append(c.epi, r.Body.(msg.EpilogComplete))

@@ -21,6 +21,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmd/slurmlog"
 )
 
 // Main is slurmstepd's main: the supervisor of one step (its launch request
@@ -106,7 +107,8 @@ func openLog(cfg *Config) *slog.Logger {
 			w = f
 		}
 	}
-	return slog.New(slog.NewTextHandler(w, nil)).With("daemon", "slurmstepd", "pid", os.Getpid())
+	// Slurm's log line format, as slurmstepd shares slurmd's log file.
+	return slog.New(slurmlog.New(w, slurmlog.Options{})).With("daemon", "slurmstepd", "pid", os.Getpid())
 }
 
 // batch supervises one batch script.
@@ -270,8 +272,14 @@ func (b *batch) execute() (int, uint32) {
 	// the end of a step.
 	trk.killAll()
 	status := uint32(ws)
-	if trk.oom() {
-		b.log.Info("out-of-memory kill in the step")
+	if n := trk.oom(); n > 0 {
+		m := oomMessage(n, fmt.Sprintf("StepId=%d.batch", b.req.JobID))
+		b.log.Error(m)
+		b.mu.Lock()
+		if b.stderr != nil {
+			fmt.Fprintf(b.stderr, "slurmstepd: error: %s\n", m)
+		}
+		b.mu.Unlock()
 		status = sigOOM
 	}
 	b.log.Info("batch script exited", "status", uint32(ws))

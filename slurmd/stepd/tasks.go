@@ -280,8 +280,8 @@ func (ts *taskStep) run() {
 	close(ts.done)
 	trk.killAll() // leftovers
 	ts.setState(StateEnding)
-	if trk.oom() {
-		ts.log.Info("out-of-memory kill in the step")
+	if n := trk.oom(); n > 0 {
+		ts.log.Error(oomMessage(n, fmt.Sprintf("StepId=%d.%d", ts.req.StepID.JobID, ts.req.StepID.StepID)))
 		stepRC = sigOOM
 	}
 	if sio != nil {

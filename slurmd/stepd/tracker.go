@@ -34,8 +34,8 @@ type tracker interface {
 	signal(sig unix.Signal)
 	// killAll SIGKILLs what is left and waits (bounded) until nothing is.
 	killAll()
-	// oom reports an out-of-memory kill in the step.
-	oom() bool
+	// oom returns the step's out-of-memory kills (oom_kill events).
+	oom() uint64
 	// close releases the tracking (removes the cgroups).
 	close()
 }
@@ -72,9 +72,9 @@ func (p *pgidTracker) signal(sig unix.Signal) {
 	}
 }
 
-func (p *pgidTracker) killAll()  { p.signal(unix.SIGKILL) }
-func (p *pgidTracker) oom() bool { return false }
-func (p *pgidTracker) close()    {}
+func (p *pgidTracker) killAll()    { p.signal(unix.SIGKILL) }
+func (p *pgidTracker) oom() uint64 { return 0 }
+func (p *pgidTracker) close()      {}
 
 // cgroupTracker is proctrack/cgroup plus task/cgroup.
 type cgroupTracker struct {
@@ -133,9 +133,18 @@ func (c *cgroupTracker) killAll() {
 	c.step.Kill(ctx)
 }
 
-func (c *cgroupTracker) oom() bool {
+func (c *cgroupTracker) oom() uint64 {
 	r, err := c.step.OOM()
-	return err == nil && r.OutOfMemory()
+	if err != nil || !r.OutOfMemory() {
+		return 0
+	}
+	return max(r.StepOOMKills, 1)
+}
+
+// oomMessage is slurmstepd's report of out-of-memory kills, which users
+// see in the job's stderr.
+func oomMessage(kills uint64, step string) string {
+	return fmt.Sprintf("Detected %d oom-kill event(s) in %s. Some of your processes may have been killed by the cgroup out-of-memory handler.", kills, step)
 }
 
 func (c *cgroupTracker) close() { c.step.Delete() }
