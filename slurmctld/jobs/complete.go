@@ -1,0 +1,252 @@
+package jobs
+
+import (
+	"syscall"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+// sigOOM is SIG_OOM, what slurmstepd puts in the low byte of the status of
+// a job the OOM killer hit.
+const sigOOM = 253
+
+// benignSlurmRC are slurmd-side codes of REQUEST_COMPLETE_BATCH_SCRIPT that
+// do not drain the node.
+var benignSlurmRC = map[uint32]bool{0: true, 4027: true, 2021: true, 4008: true, 1002: true, 2010: true,
+	4005: true, 4006: true, 4003: true}
+
+// finalState is _job_complete's choice from a raw wait status.
+func finalState(rc uint32, timedOut bool) (base uint32, reason uint16) {
+	ws := syscall.WaitStatus(rc)
+	switch {
+	case rc&0xff == sigOOM:
+		return msg.JobOOM, ReasonOOM
+	case ws.Exited() && ws.ExitStatus() != 0:
+		return msg.JobFailed, ReasonExitCode
+	case ws.Signaled():
+		return msg.JobFailed, ReasonLaunchFailed
+	case timedOut:
+		return msg.JobTimeout, ReasonTimeLimit
+	}
+	return msg.JobComplete, ReasonNone
+}
+
+// CompleteBatch handles REQUEST_COMPLETE_BATCH_SCRIPT (from slurmstepd, so
+// root or SlurmUser only). JobRC is the raw wait status. A message from a
+// node that is not the job's batch host is stale and ignored.
+func (m *Manager) CompleteBatch(req *msg.CompleteBatchScript, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	if !m.privileged(c.UID) {
+		return Outcome{}, serr(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	j := m.jobs[req.JobID]
+	if j == nil {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if req.NodeName.Valid && j.BatchHost != "" && req.NodeName.Value != j.BatchHost {
+		return Outcome{}, nil
+	}
+	var actions []Action
+	if !benignSlurmRC[req.SlurmRC] && j.BatchHost != "" {
+		actions = append(actions, DrainNode{Node: j.BatchHost, Reason: "batch job complete failure"})
+	}
+	if j.Finished() {
+		// Cancelled or timed out first: only the exit code is new, and
+		// the reply says so (as _job_complete).
+		if j.ExitCode == 0 && req.JobRC != 0 {
+			j.ExitCode = req.JobRC
+			m.touch(j, now)
+		}
+		out, err := m.finish(actions)
+		if err != nil {
+			return out, err
+		}
+		return out, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	if j.IsCompleting() {
+		return m.finish(actions) // requeued and still completing: a replay
+	}
+	if !j.Running() {
+		return Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	if !benignSlurmRC[req.SlurmRC] && j.Requeue {
+		j.Completing = append([]string(nil), j.Nodes...)
+		j.State = msg.JobPending | msg.JobCompleting
+		actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
+		m.requeue(j, 0, now)
+		return m.finish(actions)
+	}
+	base, reason := finalState(req.JobRC, false)
+	j.ExitCode = req.JobRC
+	m.endJob(j, base, reason, now)
+	actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+	return m.finish(actions)
+}
+
+// CompleteAllocation handles REQUEST_COMPLETE_JOB_ALLOCATION (salloc or
+// srun exiting): JobRC is the shell's wait status.
+func (m *Manager) CompleteAllocation(req *msg.CompleteJobAllocationRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	j := m.jobs[req.JobID]
+	if j == nil {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if !m.mayAct(c.UID, j) {
+		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	if j.Finished() {
+		return Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	var actions []Action
+	if j.Pending() {
+		m.cancelPending(j, now, "", nil)
+		return m.finish(nil)
+	}
+	base, reason := finalState(req.JobRC, false)
+	j.ExitCode = req.JobRC
+	m.endJob(j, base, reason, now)
+	actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+	return m.finish(actions)
+}
+
+// EpilogComplete handles MESSAGE_EPILOG_COMPLETE (and a node's 4002 reply
+// to a kill): node is clean of the job. When the last node is, the job
+// leaves COMPLETING (a requeued job pends again).
+func (m *Manager) EpilogComplete(jobID uint32, node string, c Caller, now int64) (Outcome, error) {
+	if !m.privileged(c.UID) {
+		return Outcome{}, serr(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	j := m.jobs[jobID]
+	if j == nil {
+		return Outcome{}, nil
+	}
+	k := indexOf(j.Completing, node)
+	if k < 0 {
+		return Outcome{}, nil
+	}
+	j.Completing = append(j.Completing[:k], j.Completing[k+1:]...)
+	if len(j.Completing) == 0 {
+		j.Completing = nil
+		j.State &^= msg.JobCompleting
+		if j.Pending() {
+			j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
+			j.TotalCPUs = 0
+		}
+	}
+	m.touch(j, now)
+	return m.finish(nil)
+}
+
+// LaunchFailed: the batch host refused REQUEST_BATCH_JOB_LAUNCH with rc.
+// The job is killed as non-startable (requeued held when it may be).
+func (m *Manager) LaunchFailed(jobID uint32, rc int, cl *Cluster, now int64) (Outcome, error) {
+	j := m.jobs[jobID]
+	if j == nil || !j.Running() {
+		return Outcome{}, nil
+	}
+	j.StateDesc = slurmerr.Message(rc)
+	j.ExitCode = 1
+	m.endJob(j, msg.JobFailed, ReasonLaunchFailed, now)
+	return m.finish(m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now))
+}
+
+// Tick is the periodic work of the controller's background loop: jobs past
+// their end time are killed (TIMEOUT, REQUEST_KILL_TIMELIMIT after
+// OverTimeLimit; slurmd applies KillWait between SIGTERM and SIGKILL), and
+// finished jobs older than MinJobAge are purged. Kills to COMPLETING nodes
+// that never answer are not re-sent yet (the controller's node manager
+// sees the node DOWN and calls NodeDown).
+func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
+	var actions []Action
+	over := int64(m.cfg.OverTimeLimit) * 60
+	for _, j := range m.Jobs() {
+		switch {
+		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite:
+			m.endJob(j, msg.JobTimeout, ReasonTimeLimit, now)
+			j.EndTime = now
+			if !j.Batch && j.OtherPort != 0 {
+				actions = append(actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+					ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_TIMEOUT,
+					Msg: &msg.SrunTimeoutMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}, Timeout: now}})
+			}
+			actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_KILL_TIMELIMIT, now)...)
+		case j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0 &&
+			!m.arrayMetaBusy(j):
+			m.remove(j.ID)
+			m.lastUpdate = now
+			m.pending = append(m.pending, record{kind: recPurge, id: j.ID})
+		}
+	}
+	return m.finish(actions)
+}
+
+// arrayMetaBusy: the meta record of an array stays while other tasks are
+// in the table (they name it).
+func (m *Manager) arrayMetaBusy(j *Job) bool {
+	if j.ArrayJobID == 0 || j.ArrayJobID != j.ID {
+		return false
+	}
+	for _, o := range m.jobs {
+		if o != j && o.ArrayJobID == j.ArrayJobID {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeDown handles a node going DOWN (no response, admin): every job on it
+// ends NODE_FAIL, or is requeued when it asked for it (--requeue, batch),
+// and its other nodes are told to terminate it. Jobs on their way out lose
+// the node from their completing list.
+func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error) {
+	var actions []Action
+	for _, j := range m.Jobs() {
+		if k := indexOf(j.Completing, node); k >= 0 {
+			j.Completing = append(j.Completing[:k], j.Completing[k+1:]...)
+			if len(j.Completing) == 0 {
+				j.Completing = nil
+				j.State &^= msg.JobCompleting
+			}
+			m.touch(j, now)
+		}
+		if !j.Running() || indexOf(j.Nodes, node) < 0 {
+			continue
+		}
+		if j.Batch && j.Requeue {
+			j.Completing = nil
+			for _, n := range j.Nodes {
+				if n != node {
+					j.Completing = append(j.Completing, n)
+				}
+			}
+			j.State = msg.JobPending | msg.JobCompleting
+			actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+				MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
+			if len(j.Completing) == 0 {
+				j.State = msg.JobPending
+			}
+			m.requeue(j, 0, now)
+			continue
+		}
+		j.StateDesc = ""
+		m.endJob(j, msg.JobNodeFail, ReasonNodeDown, now)
+		j.Completing = nil
+		for _, n := range j.Nodes {
+			if n != node {
+				j.Completing = append(j.Completing, n)
+			}
+		}
+		actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+		if len(j.Completing) == 0 {
+			j.State &^= msg.JobCompleting
+		}
+		if !j.Batch && j.OtherPort != 0 {
+			actions = append(actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+				ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_NODE_FAIL,
+				Msg: &msg.SrunNodeFailMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
+					NodeList: msg.Str(node)}})
+		}
+	}
+	return m.finish(actions)
+}

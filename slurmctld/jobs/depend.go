@@ -1,0 +1,281 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+// Dependency types (slurm.h SLURM_DEPEND_*), the ones implemented.
+const (
+	DepAfter      = "after"
+	DepAfterAny   = "afterany"
+	DepAfterOK    = "afterok"
+	DepAfterNotOK = "afternotok"
+	DepSingleton  = "singleton"
+)
+
+// Dependency is a parsed --dependency.
+type Dependency struct {
+	Or    bool // "?" separated: any one satisfies
+	Items []DepItem
+}
+
+// DepItem is one "type:job" term. Task is NoVal for a whole job or array.
+type DepItem struct {
+	Type  string
+	JobID uint32
+	Task  uint32
+	// State: 0 unfulfilled, 1 fulfilled, 2 failed (can never be met).
+	State uint8
+}
+
+const (
+	depUnfulfilled uint8 = 0
+	depFulfilled   uint8 = 1
+	depFailed      uint8 = 2
+)
+
+// parseDependency reads Slurm's syntax: terms separated by ',' (all) or
+// '?' (any, not mixed), each "type:id[_task][:id...]" or "singleton".
+// "+time" and aftercorr/afterburstbuffer/expand are not implemented and are
+// refused (ESLURM_DEPENDENCY) rather than ignored.
+func parseDependency(s string) (*Dependency, bool) {
+	if s == "" {
+		return nil, true
+	}
+	d := &Dependency{}
+	sep := ","
+	if strings.Contains(s, "?") {
+		if strings.Contains(s, ",") {
+			return nil, false
+		}
+		d.Or, sep = true, "?"
+	}
+	for _, term := range strings.Split(s, sep) {
+		if term == DepSingleton {
+			d.Items = append(d.Items, DepItem{Type: DepSingleton, Task: NoVal})
+			continue
+		}
+		parts := strings.Split(term, ":")
+		typ := parts[0]
+		if len(parts) == 1 {
+			// A bare job id means afterany.
+			typ, parts = DepAfterAny, []string{DepAfterAny, parts[0]}
+		}
+		switch typ {
+		case DepAfter, DepAfterAny, DepAfterOK, DepAfterNotOK:
+		default:
+			return nil, false
+		}
+		for _, id := range parts[1:] {
+			item := DepItem{Type: typ, Task: NoVal}
+			js := id
+			if i := strings.IndexByte(id, '_'); i >= 0 {
+				js = id[:i]
+				if id[i+1:] != "*" {
+					t, err := strconv.ParseUint(id[i+1:], 10, 32)
+					if err != nil {
+						return nil, false
+					}
+					item.Task = uint32(t)
+				}
+			}
+			v, err := strconv.ParseUint(js, 10, 32)
+			if err != nil || v == 0 {
+				return nil, false
+			}
+			item.JobID = uint32(v)
+			d.Items = append(d.Items, item)
+		}
+	}
+	return d, len(d.Items) > 0
+}
+
+// String is the dependency as squeue and scontrol show it:
+// "afterok:12(unfulfilled),afterany:13_2(failed)"; fulfilled terms of an
+// AND list are dropped, as Slurm removes them.
+func (d *Dependency) String() string {
+	if d == nil {
+		return ""
+	}
+	var b strings.Builder
+	sep := ","
+	if d.Or {
+		sep = "?"
+	}
+	for _, it := range d.Items {
+		if !d.Or && it.State == depFulfilled {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(it.Type)
+		if it.Type != DepSingleton {
+			b.WriteByte(':')
+			b.WriteString(strconv.FormatUint(uint64(it.JobID), 10))
+			if it.Task != NoVal {
+				b.WriteByte('_')
+				b.WriteString(strconv.FormatUint(uint64(it.Task), 10))
+			}
+		}
+		switch it.State {
+		case depUnfulfilled:
+			b.WriteString("(unfulfilled)")
+		case depFailed:
+			b.WriteString("(failed)")
+		case depFulfilled:
+			b.WriteString("(fulfilled)")
+		}
+	}
+	return b.String()
+}
+
+// depTargets are the records a term waits for: the job itself, or every
+// task of an array (meta record included while tasks are pending).
+func (m *Manager) depTargets(it DepItem) []*Job {
+	var out []*Job
+	j := m.jobs[it.JobID]
+	if j != nil && it.Task == NoVal && (j.ArrayJobID == 0 || j.ArrayJobID != j.ID) {
+		return []*Job{j}
+	}
+	arrayID := it.JobID
+	if j != nil {
+		arrayID = j.ArrayJobID
+	}
+	if it.Task != NoVal {
+		for _, t := range m.jobs {
+			if t.ArrayJobID == arrayID && (t.ArrayTaskID == it.Task ||
+				t.IsArrayMeta() && containsTask(t.Array.Pending, it.Task)) {
+				return []*Job{t}
+			}
+		}
+		return nil
+	}
+	for _, t := range m.jobs {
+		if t.ArrayJobID == arrayID {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func containsTask(ids []uint32, t uint32) bool {
+	for _, v := range ids {
+		if v == t {
+			return true
+		}
+	}
+	return false
+}
+
+// depOK reports a job that ended COMPLETED with exit code 0.
+func depOK(j *Job) bool { return j.Base() == msg.JobComplete && j.ExitCode == 0 }
+
+// evalItem decides one term now.
+func (m *Manager) evalItem(self *Job, it DepItem) uint8 {
+	if it.Type == DepSingleton {
+		for _, o := range m.jobs {
+			if o == self || o.UserID != self.UserID || o.Name != self.Name || o.Finished() {
+				continue
+			}
+			if !o.Pending() || o.ID < self.ID {
+				return depUnfulfilled
+			}
+		}
+		return depFulfilled
+	}
+	targets := m.depTargets(it)
+	if len(targets) == 0 {
+		// Purged: Slurm treats a job that is gone as done (and fine).
+		return depFulfilled
+	}
+	state := depFulfilled
+	for _, t := range targets {
+		switch it.Type {
+		case DepAfter:
+			if t.Pending() {
+				state = depUnfulfilled
+			}
+		case DepAfterAny:
+			if !t.Finished() {
+				state = depUnfulfilled
+			}
+		case DepAfterOK:
+			if !t.Finished() {
+				if state != depFailed {
+					state = depUnfulfilled
+				}
+			} else if !depOK(t) {
+				return depFailed
+			}
+		case DepAfterNotOK:
+			if !t.Finished() {
+				if state != depFailed {
+					state = depUnfulfilled
+				}
+			} else if depOK(t) {
+				return depFailed
+			}
+		}
+	}
+	return state
+}
+
+// evalDependency updates j's terms and says whether j may run (ok), must
+// wait (wait), or never can (failed).
+func (m *Manager) evalDependency(j *Job) (wait, failed bool) {
+	d := j.Dependency
+	if d == nil {
+		return false, false
+	}
+	anyOK, allFailed := false, true
+	wait = false
+	for i := range d.Items {
+		it := &d.Items[i]
+		if it.State == depUnfulfilled || it.Type == DepSingleton {
+			it.State = m.evalItem(j, *it)
+		}
+		switch it.State {
+		case depFulfilled:
+			anyOK = true
+			allFailed = false
+		case depUnfulfilled:
+			allFailed = false
+			wait = true
+		case depFailed:
+			if !d.Or {
+				failed = true
+			}
+		}
+	}
+	if d.Or {
+		if anyOK {
+			return false, false
+		}
+		return !allFailed, allFailed
+	}
+	if failed {
+		return false, true
+	}
+	return wait, false
+}
+
+// validDependency checks a new dependency at submit or update: every job
+// it names must exist and not be the job itself.
+func (m *Manager) validDependency(d *Dependency, self uint32) bool {
+	if d == nil {
+		return true
+	}
+	for _, it := range d.Items {
+		if it.Type == DepSingleton {
+			continue
+		}
+		if it.JobID == self || len(m.depTargets(it)) == 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,231 @@
+package jobs
+
+import (
+	"strconv"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+// Info converts a job record to RESPONSE_JOB_INFO's record, with the
+// substitutions pack_job makes (time limit from the partition, expected
+// times of pending jobs, requested partitions while pending). nodeCount is
+// the size of the node table (node_inx bitmaps index it).
+func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now int64) msg.JobInfo {
+	ji := msg.JobInfo{
+		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, Container: ns(j.Container),
+		JobID: j.ID, UserID: j.UserID, GroupID: j.GroupID,
+		Profile: j.Profile, JobState: j.State, StateReason: j.Reason, RestartCnt: j.RestartCnt,
+		ShowFlags: showFlags, Deadline: j.Deadline, AllocSID: j.AllocSID,
+		TimeLimit: m.timeLimit(j, cl), Nice: j.Nice,
+		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.EligibleTime, SiteFactor: j.SiteFactor,
+		StartTime: j.StartTime, EndTime: j.EndTime, SuspendTime: j.SuspendTime, PreSusTime: j.PreSusTime,
+		LastSchedEval: j.LastEval, Priority: j.Priority, Cluster: ns(m.cfg.ClusterName),
+		Account: ns(j.Account), Comment: ns(j.Comment), BatchHost: ns(j.BatchHost), QOS: ns(j.QOS),
+		Licenses: ns(j.Licenses), StateDesc: ns(j.StateDesc), ResvName: ns(j.Reservation),
+		ExitCode: j.ExitCode, DerivedEC: j.DerivedEC, Name: ns(j.Name),
+		ReqSwitch: 0, Wait4Switch: 0, AllocNode: ns(j.AllocNode), SelectJobinfo: m.cfg.Select,
+		WorkDir: ns(j.WorkDir), Dependency: ns(j.Dependency.String()), Command: ns(j.Command),
+		Shared:     j.Shared,
+		CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal, Contiguous: or16(j.Contiguous, NoVal16, 0), CoreSpec: j.CoreSpec,
+		CPUsPerTask: or16(j.CPUsPerTask, NoVal16, 1), PnMinCPUs: or16(j.PnMinCPUs, NoVal16, 1), PnMinMemory: j.PnMinMemory,
+		ReqNodes: ns(j.ReqNodes), ExcNodes: ns(j.ExcNodes),
+		StdErr: ns(j.StdErr), StdIn: ns(j.StdIn), StdOut: ns(j.StdOut), Bitflags: j.Bitflags,
+		StartProtocolVer: protoOr(j.ProtocolVersion), Network: ns(j.Network), MailType: or16(j.MailType, NoVal16, 0),
+		MailUser: ns(j.MailUser), TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),
+		TresPerNode: ns(j.TresPerNode),
+		NodeInx:     msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
+		ExcNodeInx: nodeBitmap(cl, j.ExcNodes, nodeCount),
+		MultiCore: &msg.MultiCore{BoardsPerNode: j.BoardsPerNode, SocketsPerBoard: j.SocketsPerBoard,
+			SocketsPerNode: j.SocketsPerNode, CoresPerSocket: j.CoresPerSocket, ThreadsPerCore: j.ThreadsPerCore,
+			NtasksPerBoard: j.NTasksPerBoard, NtasksPerSocket: j.NTasksPerSocket, NtasksPerCore: j.NTasksPerCore,
+			PlaneSize: j.PlaneSize},
+		BillableTres:  msg.PackDouble(float64(NoVal)),
+		TimeMin:       zeroIfNoVal(j.TimeMin),
+		PnMinTmpDisk:  zeroIfNoVal(j.PnMinTmpDisk),
+		NtasksPerNode: or16(j.NTasksPerNode, NoVal16, 0),
+		NtasksPerTres: j.NTasksPerTres,
+		MaxNodes:      zeroIfNoVal(j.MaxNodes),
+		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
+	}
+	if j.Batch {
+		ji.BatchFlag = 1
+	}
+	if j.Requeue {
+		ji.Requeue = 1
+	}
+	if j.PnMinMemory == NoVal64 {
+		ji.PnMinMemory = 0
+	}
+	if j.Array != nil && len(j.Array.Pending) > 0 {
+		ji.ArrayTaskStr = msg.Str(hexTasks(j.Array.Pending))
+		ji.ArrayMaxTasks = j.Array.MaxTasks
+		ji.ArrayTaskID = NoVal
+	}
+	if j.ArrayJobID == 0 {
+		ji.ArrayTaskID = NoVal
+	}
+	if j.Pending() {
+		ji.Partition = ns(joinPartitions(j.Partitions))
+		if j.PartitionReq != "" {
+			ji.Partition = ns(j.PartitionReq)
+		}
+		ji.Features = ns(j.Features)
+		ji.StartTime = j.EstStart
+		if ji.StartTime != 0 && ji.StartTime < now {
+			ji.StartTime = now
+		}
+		if j.BeginTime > now && ji.StartTime < j.BeginTime {
+			ji.StartTime = j.BeginTime
+		}
+		ji.EndTime = 0
+		if ji.StartTime != 0 && ji.TimeLimit != Infinite && ji.TimeLimit != NoVal {
+			ji.EndTime = ji.StartTime + int64(ji.TimeLimit)*60
+		}
+		ji.NumNodes = j.MinNodes
+		ji.NumCPUs = j.MinCPUs
+		if ji.NumCPUs == NoVal {
+			ji.NumCPUs = j.MinNodes
+		}
+		ji.NumTasks = j.NumTasks
+		if ji.NumTasks == NoVal {
+			ji.NumTasks = j.MinNodes
+		}
+		ji.TresReqStr = ns(m.tresReq(j, cl))
+	} else {
+		ji.Partition = ns(j.Partition)
+		ji.Features = ns(j.Features)
+		ji.Nodes = ns(j.nodeList())
+		if j.IsCompleting() && len(j.Completing) > 0 {
+			ji.Nodes = ns(hostlistOf(j.Completing))
+		}
+		ji.NumNodes = uint32(len(j.Nodes))
+		ji.NumCPUs = j.TotalCPUs
+		ji.NumTasks = j.NumTasks
+		if ji.NumTasks == NoVal {
+			ji.NumTasks = uint32(len(j.Nodes))
+		}
+		if len(j.NodeIdx) > 0 && nodeCount > 0 {
+			ji.NodeInx = msg.BitmapOf(nodeCount, j.NodeIdx...)
+		}
+		ji.BillableTres = msg.PackDouble(float64(j.TotalCPUs))
+		ji.TresReqStr = ns(m.tresReq(j, cl))
+		ji.TresAllocStr = ns(tresAlloc(j))
+	}
+	return ji
+}
+
+// JobInfoMsg builds RESPONSE_JOB_INFO for every job (uid filter: ^0 = all).
+func (m *Manager) JobInfoMsg(cl *Cluster, nodeCount int, showFlags uint16, uid uint32, now int64) *msg.JobInfoMsg {
+	out := &msg.JobInfoMsg{LastUpdate: now}
+	m.sortOrder()
+	out.Jobs = make([]msg.JobInfo, 0, len(m.order))
+	for _, id := range m.order {
+		j := m.jobs[id]
+		if uid != ^uint32(0) && j.UserID != uid {
+			continue
+		}
+		out.Jobs = append(out.Jobs, m.Info(j, cl, nodeCount, showFlags, now))
+	}
+	return out
+}
+
+// JobInfoSingle builds RESPONSE_JOB_INFO for REQUEST_JOB_INFO_SINGLE: the
+// job, or every record of the array it names. ok is false for an unknown id
+// (reply ESLURM_INVALID_JOB_ID).
+func (m *Manager) JobInfoSingle(id uint32, cl *Cluster, nodeCount int, showFlags uint16, now int64) (*msg.JobInfoMsg, bool) {
+	j := m.jobs[id]
+	if j == nil {
+		return nil, false
+	}
+	out := &msg.JobInfoMsg{LastUpdate: now}
+	if j.ArrayJobID != 0 && j.ArrayJobID == j.ID {
+		for _, t := range m.Jobs() {
+			if t.ArrayJobID == j.ID {
+				out.Jobs = append(out.Jobs, m.Info(t, cl, nodeCount, showFlags, now))
+			}
+		}
+		return out, true
+	}
+	out.Jobs = append(out.Jobs, m.Info(j, cl, nodeCount, showFlags, now))
+	return out, true
+}
+
+func nodeBitmap(cl *Cluster, expr string, nodeCount int) msg.HexBitmap {
+	idx := nodeIdxs(cl, expr)
+	if len(idx) == 0 || nodeCount == 0 {
+		return msg.NullBitmap
+	}
+	return msg.BitmapOf(nodeCount, idx...)
+}
+
+// memStr prints MB as Slurm's TRES strings do: 4096 -> "4G", 1536 -> "1536M".
+func memStr(mb uint64) string {
+	switch {
+	case mb != 0 && mb%(1024*1024) == 0:
+		return strconv.FormatUint(mb/(1024*1024), 10) + "T"
+	case mb != 0 && mb%1024 == 0:
+		return strconv.FormatUint(mb/1024, 10) + "G"
+	}
+	return strconv.FormatUint(mb, 10) + "M"
+}
+
+// tresReq is tres_req_str: cpu, mem, node and billing as requested. Memory
+// unset means a whole node's (the largest of the job's partition).
+func (m *Manager) tresReq(j *Job, cl *Cluster) string {
+	nodes := j.MinNodes
+	if nodes == NoVal || nodes == 0 {
+		nodes = 1
+	}
+	cpus := j.MinCPUs
+	if j.Running() || j.Finished() {
+		cpus = j.TotalCPUs
+	}
+	if cpus == NoVal || cpus == 0 {
+		cpus = nodes
+	}
+	var mem uint64
+	switch {
+	case j.PnMinMemory == NoVal64 || j.PnMinMemory == 0:
+		name := j.Partition
+		if name == "" && len(j.Partitions) > 0 {
+			name = j.Partitions[0]
+		}
+		if p := cl.partition(name); p != nil {
+			for _, i := range p.Nodes {
+				if i < len(cl.Nodes) && cl.Nodes[i].RealMemory > mem {
+					mem = cl.Nodes[i].RealMemory
+				}
+			}
+		}
+		mem *= uint64(nodes)
+	case j.PnMinMemory&memPerCPU != 0:
+		mem = (j.PnMinMemory &^ memPerCPU) * uint64(cpus)
+	default:
+		mem = j.PnMinMemory * uint64(nodes)
+	}
+	s := "cpu=" + strconv.FormatUint(uint64(cpus), 10)
+	if mem != 0 {
+		s += ",mem=" + memStr(mem)
+	}
+	return s + ",node=" + strconv.FormatUint(uint64(nodes), 10) + ",billing=" + strconv.FormatUint(uint64(cpus), 10)
+}
+
+// tresAlloc is tres_alloc_str: what the job holds.
+func tresAlloc(j *Job) string {
+	var mem uint64
+	for _, v := range j.NodeMem {
+		mem += v
+	}
+	s := "cpu=" + strconv.FormatUint(uint64(j.TotalCPUs), 10)
+	if mem != 0 {
+		s += ",mem=" + memStr(mem)
+	}
+	return s + ",node=" + strconv.Itoa(len(j.Nodes)) + ",billing=" + strconv.FormatUint(uint64(j.TotalCPUs), 10)
+}
+
+func zeroIfNoVal(v uint32) uint32 {
+	if v == NoVal {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,320 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+	"github.com/goslurm/goslurm/slurmctld/sched/priority"
+)
+
+// EnforcePartLimits is slurm.conf's EnforcePartLimits.
+type EnforcePartLimits uint8
+
+const (
+	EnforceNo  EnforcePartLimits = iota // limits make the job wait
+	EnforceAny                          // reject unless one partition fits
+	EnforceAll                          // reject unless every partition fits
+)
+
+// Config is what the job manager reads from slurm.conf.
+type Config struct {
+	FirstJobID, MaxJobID uint32
+	KillWait             int64 // seconds
+	MinJobAge            int64 // seconds a finished job stays in the table
+	OverTimeLimit        uint32
+	SlurmUserID          uint32
+	EnforcePartLimits    EnforcePartLimits
+	KillInvalidDepend    bool
+	MaxArraySize         uint32
+	MaxJobCount          uint32
+	ClusterName          string
+	Select               msg.SelectPlugin
+	// Users resolves a uid to its passwd entry and groups (the step and
+	// batch credentials carry them; AllowGroups needs the groups). nil, or
+	// an unknown uid: the numeric ids only.
+	Users func(uid uint32) (User, bool)
+}
+
+// User is the part of a passwd/group lookup the manager needs.
+type User struct {
+	Name, Gecos, Dir, Shell string
+	GID                     uint32
+	Groups                  []uint32 // every GID of the user, primary included
+}
+
+// DefaultConfig returns slurm.conf's defaults.
+func DefaultConfig() Config {
+	return Config{FirstJobID: 1, MaxJobID: 67043328, KillWait: 30, MinJobAge: 300,
+		MaxArraySize: 1001, MaxJobCount: 10000, Select: msg.SelectConsTres}
+}
+
+// ConfigFromConf reads the manager's settings from a parsed slurm.conf;
+// slurmUID is SlurmUser resolved by the caller.
+func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
+	cfg := DefaultConfig()
+	cfg.FirstJobID, cfg.MaxJobID = c.FirstJobId, c.MaxJobId
+	if cfg.FirstJobID == 0 {
+		cfg.FirstJobID = 1
+	}
+	if cfg.MaxJobID <= cfg.FirstJobID {
+		return cfg, fmt.Errorf("MaxJobId (%d) must be greater than FirstJobId (%d)", cfg.MaxJobID, cfg.FirstJobID)
+	}
+	cfg.KillWait = int64(c.KillWait)
+	cfg.MinJobAge = int64(c.MinJobAge)
+	cfg.OverTimeLimit = uint32(c.OverTimeLimit)
+	cfg.SlurmUserID = slurmUID
+	switch strings.ToUpper(c.EnforcePartLimits) {
+	case "", "NO", "0":
+		cfg.EnforcePartLimits = EnforceNo
+	case "ANY", "YES", "1":
+		cfg.EnforcePartLimits = EnforceAny
+	case "ALL":
+		cfg.EnforcePartLimits = EnforceAll
+	default:
+		return cfg, fmt.Errorf("invalid EnforcePartLimits %q", c.EnforcePartLimits)
+	}
+	cfg.KillInvalidDepend = c.SchedulerParameters.Has("kill_invalid_depend") ||
+		c.DependencyParameters.Has("kill_invalid_depend")
+	cfg.MaxArraySize = c.MaxArraySize
+	cfg.MaxJobCount = c.MaxJobCount
+	cfg.ClusterName = c.ClusterName
+	switch c.SelectType {
+	case "select/linear":
+		cfg.Select = msg.SelectLinear
+	case "select/cons_res":
+		cfg.Select = msg.SelectConsRes
+	default:
+		cfg.Select = msg.SelectConsTres
+	}
+	return cfg, nil
+}
+
+// Caller is the authenticated sender of a request: the identity comes from
+// the auth credential, never from the message body.
+type Caller struct {
+	UID, GID uint32
+	// Host is the peer address of the request connection (resp_host).
+	Host string
+	// HostName is the peer's name (alloc_node when the request has none);
+	// empty means Host.
+	HostName string
+	// ProtocolVersion is the request header's version.
+	ProtocolVersion uint16
+}
+
+// Cluster is the node and partition view of the controller at the time of
+// a call (sched's types; node indexes are the node table order).
+type Cluster struct {
+	Nodes      []sched.Node
+	Partitions []sched.Partition
+	Config     sched.Config
+}
+
+func (c *Cluster) partition(name string) *sched.Partition {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Partitions {
+		if c.Partitions[i].Name == name {
+			return &c.Partitions[i]
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) nodeIndex(name string) int {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Ticket is a journal submission the caller waits on (outside its lock)
+// before it replies.
+type Ticket interface {
+	Wait(ctx context.Context) error
+}
+
+// Outcome is what a call asks the controller to do: wait for Ticket (if
+// any), then carry out Actions in order.
+type Outcome struct {
+	Ticket  Ticket
+	Actions []Action
+}
+
+// Wait waits for the journal ticket, if there is one.
+func (o Outcome) Wait(ctx context.Context) error {
+	if o.Ticket == nil {
+		return nil
+	}
+	return o.Ticket.Wait(ctx)
+}
+
+// Manager is the job table. It is not safe for concurrent use: the
+// controller calls it under its lock.
+type Manager struct {
+	cfg     Config
+	journal Journal
+	prio    *priority.Basic
+
+	jobs   map[uint32]*Job
+	order  []uint32 // ids, ascending: deterministic iteration
+	sorted bool
+	nextID uint32
+
+	lastUpdate int64
+	pending    []record // records of the call in progress
+}
+
+// New returns an empty job table. j may be nil (nothing is persisted).
+func New(cfg Config, j Journal) *Manager {
+	if cfg.FirstJobID == 0 {
+		cfg.FirstJobID = 1
+	}
+	if cfg.MaxJobID <= cfg.FirstJobID {
+		cfg.MaxJobID = DefaultConfig().MaxJobID
+	}
+	if cfg.Select == 0 {
+		cfg.Select = msg.SelectConsTres
+	}
+	return &Manager{cfg: cfg, journal: j, prio: priority.NewBasic(), jobs: map[uint32]*Job{},
+		nextID: cfg.FirstJobID}
+}
+
+// SetConfig replaces the configuration (reconfigure).
+func (m *Manager) SetConfig(cfg Config) { m.cfg = cfg }
+
+// Job returns the record of a job id, nil if there is none.
+func (m *Manager) Job(id uint32) *Job { return m.jobs[id] }
+
+// Len is the number of records in the table.
+func (m *Manager) Len() int { return len(m.jobs) }
+
+// LastUpdate is the time of the last change (for "no change in data").
+func (m *Manager) LastUpdate() int64 { return m.lastUpdate }
+
+// Jobs returns the records in job id order. The slice is the caller's, the
+// records are not.
+func (m *Manager) Jobs() []*Job {
+	m.sortOrder()
+	out := make([]*Job, 0, len(m.order))
+	for _, id := range m.order {
+		out = append(out, m.jobs[id])
+	}
+	return out
+}
+
+func (m *Manager) sortOrder() {
+	if m.sorted {
+		return
+	}
+	m.order = m.order[:0]
+	for id := range m.jobs {
+		m.order = append(m.order, id)
+	}
+	sort.Slice(m.order, func(a, b int) bool { return m.order[a] < m.order[b] })
+	m.sorted = true
+}
+
+func (m *Manager) insert(j *Job) {
+	m.jobs[j.ID] = j
+	if m.sorted && (len(m.order) == 0 || m.order[len(m.order)-1] < j.ID) {
+		m.order = append(m.order, j.ID)
+	} else {
+		m.sorted = false
+	}
+}
+
+func (m *Manager) remove(id uint32) {
+	delete(m.jobs, id)
+	m.sorted = false
+}
+
+// allocID hands out the next free job id, wrapping from MaxJobId back to
+// FirstJobId as Slurm's get_next_job_id does. MaxJobId itself is never
+// used (ids are below it).
+func (m *Manager) allocID() (uint32, bool) {
+	span := m.cfg.MaxJobID - m.cfg.FirstJobID
+	for i := uint32(0); i < span; i++ {
+		id := m.nextID
+		m.nextID++
+		if m.nextID >= m.cfg.MaxJobID || m.nextID < m.cfg.FirstJobID {
+			m.nextID = m.cfg.FirstJobID
+		}
+		if id < m.cfg.FirstJobID || id >= m.cfg.MaxJobID {
+			continue
+		}
+		if _, used := m.jobs[id]; !used {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// privileged: root or SlurmUser (operators, once accounting exists).
+func (m *Manager) privileged(uid uint32) bool { return uid == 0 || uid == m.cfg.SlurmUserID }
+
+func (m *Manager) user(uid uint32) (User, bool) {
+	if m.cfg.Users == nil {
+		return User{}, false
+	}
+	return m.cfg.Users(uid)
+}
+
+// touch records a change of j: the journal gets its new state at the end of
+// the call.
+func (m *Manager) touch(j *Job, now int64) {
+	m.lastUpdate = now
+	m.pending = append(m.pending, record{kind: recUpdate, job: j})
+}
+
+// finish closes a call: it journals the records it produced and returns
+// the outcome.
+func (m *Manager) finish(actions []Action) (Outcome, error) {
+	out := Outcome{Actions: actions}
+	if len(m.pending) == 0 {
+		return out, nil
+	}
+	recs, err := m.encodePending()
+	m.pending = m.pending[:0]
+	if err != nil {
+		return out, err
+	}
+	if m.journal == nil {
+		return out, nil
+	}
+	t, err := m.journal.Submit(recs...)
+	if err != nil {
+		return out, fmt.Errorf("jobs: journal: %w", err)
+	}
+	out.Ticket = t
+	return out, nil
+}
+
+func strOf(s msg.NullString) string { return s.Value }
+
+func ns(s string) msg.NullString {
+	if s == "" {
+		return msg.NullString{}
+	}
+	return msg.Str(s)
+}
+
+func cns(s string) jobcred.NullString {
+	if s == "" {
+		return jobcred.NullString{}
+	}
+	return jobcred.Str(s)
+}
+
+// SetJournal sets where changes are journaled (after recovery: replaying
+// must not journal again).
+func (m *Manager) SetJournal(j Journal) { m.journal = j }

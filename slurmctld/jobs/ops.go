@@ -1,0 +1,168 @@
+package jobs
+
+import (
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// register gives a validated job its id, priority and first reason and
+// puts it in the table.
+func (m *Manager) register(j *Job, now int64) error {
+	id, ok := m.allocID()
+	if !ok {
+		return serr(slurmerr.ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
+	}
+	j.ID = id
+	if j.Array != nil {
+		j.ArrayJobID = id
+	}
+	switch {
+	case j.Hold == HoldUser:
+		j.Priority, j.Reason = 0, ReasonHeldUser
+	case j.Hold == HoldAdmin:
+		j.Priority, j.Reason = 0, ReasonHeldAdmin
+	case !j.AdminPrio:
+		j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
+	}
+	if j.Hold != HoldNone || j.Dependency != nil {
+		j.Bitflags |= jobDependent
+	} else if j.BeginTime <= now {
+		j.EligibleTime = now
+	}
+	if j.Reason == ReasonNone {
+		j.Reason = ReasonPriority
+		if j.BeginTime > now {
+			j.Reason = ReasonBeginTime
+		} else if j.Dependency != nil {
+			j.Reason = ReasonDependency
+		}
+	}
+	j.LastEval = now
+	m.insert(j)
+	m.lastUpdate = now
+	m.pending = append(m.pending, record{kind: recSubmit, job: j})
+	return nil
+}
+
+// Submit handles REQUEST_SUBMIT_BATCH_JOB. The reply is sent after
+// Outcome.Wait. The job starts at the next Schedule call (the controller
+// runs one right after a submit, as job_allocate tries at once).
+func (m *Manager) Submit(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.SubmitResponse, Outcome, error) {
+	j, err := m.build(d, c, cl, kindBatch, now)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	if err := m.register(j, now); err != nil {
+		return nil, Outcome{}, err
+	}
+	out, err := m.finish(nil)
+	if err != nil {
+		return nil, out, err
+	}
+	return &msg.SubmitResponse{JobID: j.ID, StepID: msg.StepIDBatch}, out, nil
+}
+
+// Allocate handles REQUEST_RESOURCE_ALLOCATION (salloc, srun outside an
+// allocation): the job is created and a scheduling pass runs at once. The
+// reply is the allocation (NodeCnt 0 while pending: the grant is pushed to
+// alloc_resp_port later, as a SrunMessage action of a later Schedule). With
+// --immediate a job that cannot start now fails.
+func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.Allocation, Outcome, error) {
+	j, err := m.build(d, c, cl, kindAlloc, now)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	if err := m.register(j, now); err != nil {
+		return nil, Outcome{}, err
+	}
+	actions := m.schedule(cl, now, false)
+	// The grant of this job travels in the reply, not as a push.
+	kept := actions[:0]
+	for _, a := range actions {
+		if s, ok := a.(SrunMessage); ok && s.JobID == j.ID && s.MsgType == msgtype.RESPONSE_RESOURCE_ALLOCATION {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	var rcErr error
+	if d.Immediate != 0 && !j.Running() {
+		rcErr = serr(slurmerr.ESLURM_CAN_NOT_START_IMMEDIATELY)
+		if j.Reason == ReasonResources || j.Reason == ReasonPriority {
+			rcErr = serr(slurmerr.ESLURM_NODES_BUSY)
+		}
+		j.setBase(msg.JobFailed)
+		j.Reason = uint16(sched.ReasonBadConstraints)
+		j.EndTime, j.ExitCode = now, 1
+		m.touch(j, now)
+	}
+	out, err := m.finish(kept)
+	if err != nil {
+		return nil, out, err
+	}
+	if rcErr != nil {
+		return nil, out, rcErr
+	}
+	return m.allocation(j), out, nil
+}
+
+// WillRun handles REQUEST_JOB_WILL_RUN (sbatch/srun --test-only): when and
+// where the job would start, without creating it.
+func (m *Manager) WillRun(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.WillRunResponse, error) {
+	j, err := m.build(d, c, cl, kindWillRun, now)
+	if err != nil {
+		return nil, err
+	}
+	snap, _, _ := m.snapshot(cl, now, true)
+	const probe = synthBase - 1
+	sj := m.schedJob(j, cl)
+	sj.JobID = probe
+	sj.Priority = Infinite // as if first in line, as job_start_data does
+	snap.Pending = []sched.Job{sj}
+	snap.Config.Backfill = true
+	plan := sched.Schedule(snap)
+	resp := &msg.WillRunResponse{JobID: m.nextID}
+	for _, st := range plan.Starts {
+		if st.JobID != probe {
+			continue
+		}
+		var names []string
+		for _, na := range st.Alloc.Nodes {
+			names = append(names, cl.Nodes[na.Node].Name)
+			resp.ProcCnt += na.CPUs
+		}
+		j.Nodes = names
+		resp.NodeList, resp.PartName, resp.StartTime = ns(j.nodeList()), ns(st.Partition), now
+		return resp, nil
+	}
+	for _, p := range plan.Pending {
+		if p.JobID == probe && p.StartTime != 0 {
+			resp.StartTime, resp.PartName = p.StartTime, ns(p.Partition)
+			return resp, nil
+		}
+	}
+	return nil, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
+}
+
+// Ready bits of RESPONSE_JOB_READY.
+const (
+	ReadyNodeState   = 0x01
+	ReadyJobState    = 0x02
+	ReadyPrologState = 0x04
+)
+
+// JobReady handles REQUEST_JOB_READY (srun/salloc polling): the nodes are
+// up (no power saving here), the prolog is done (none runs from the
+// controller) and, once running, the job.
+func (m *Manager) JobReady(id uint32) (uint32, error) {
+	j := m.jobs[id]
+	if j == nil {
+		return 0, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	rc := uint32(ReadyPrologState)
+	if j.Running() {
+		rc |= ReadyNodeState | ReadyJobState
+	}
+	return rc, nil
+}

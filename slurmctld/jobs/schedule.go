@@ -1,0 +1,422 @@
+package jobs
+
+import (
+	"strings"
+
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// maxTasksPerPass bounds how many tasks of one array a pass may start
+// (each is a pending entry in the snapshot).
+const maxTasksPerPass = 128
+
+// Usage is what the jobs hold on one node (the controller's Node.AllocCPUs,
+// AllocMem, RunJobs, CompletingJobs).
+type Usage struct {
+	CPUs           uint32
+	MemMB          uint64
+	RunJobs        int
+	CompletingJobs int
+}
+
+// NodeUsage returns the usage of every node of an n-node table.
+func (m *Manager) NodeUsage(n int) []Usage {
+	u := make([]Usage, n)
+	for _, j := range m.jobs {
+		if !j.holdsResources() {
+			continue
+		}
+		for k, i := range j.NodeIdx {
+			if i < 0 || i >= n {
+				continue
+			}
+			if j.Running() {
+				u[i].RunJobs++
+				u[i].CPUs += j.NodeCPUs[k]
+				u[i].MemMB += j.NodeMem[k]
+			} else if contains(j.Completing, j.Nodes[k]) {
+				u[i].CompletingJobs++
+				u[i].CPUs += j.NodeCPUs[k]
+				u[i].MemMB += j.NodeMem[k]
+			}
+		}
+	}
+	return u
+}
+
+// entry maps a snapshot pending id back to its job.
+type entry struct{ job *Job }
+
+// Pass is one scheduling pass in the making: Snapshot is sched's input;
+// Apply takes the Plan made from it. Both calls and the pass in between
+// happen under the controller's lock (the plan is only valid for the table
+// it was made from).
+type Pass struct {
+	Snapshot *sched.Snapshot
+	cl       *Cluster
+	ids      map[uint32]entry
+	actions  []Action
+}
+
+// Snapshot builds the scheduler's input: the cluster view, what running
+// jobs hold, and the pending jobs that are eligible now. It first updates
+// every pending job's eligibility (begin time, dependencies, holds, array
+// throttle) and reason (kill_invalid_depend may cancel jobs here: their
+// actions come out of Apply).
+func (m *Manager) Snapshot(cl *Cluster, now int64) *Pass {
+	s, ids, actions := m.snapshot(cl, now, false)
+	return &Pass{Snapshot: s, cl: cl, ids: ids, actions: actions}
+}
+
+// ApplyPlan carries out a plan made from p.Snapshot: started jobs become
+// RUNNING (array tasks split off) with their launch actions, the others
+// take the plan's reason.
+func (m *Manager) ApplyPlan(p *Pass, plan *sched.Plan, now int64) (Outcome, error) {
+	actions := append(p.actions, m.apply(p.cl, plan, p.ids, now)...)
+	return m.finish(actions)
+}
+
+// snapshot with dry set changes nothing (a will-run query): pending jobs
+// count when they are not held, past their begin time and without a
+// dependency.
+func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, map[uint32]entry, []Action) {
+	s := &sched.Snapshot{Now: now, Config: cl.Config, Nodes: cl.Nodes, Partitions: cl.Partitions}
+	ids := map[uint32]entry{}
+	var actions []Action
+	synth := synthBase
+	for _, j := range m.Jobs() {
+		if j.holdsResources() && len(j.NodeIdx) > 0 {
+			s.Running = append(s.Running, m.allocationOf(j))
+		}
+		if !j.Pending() {
+			continue
+		}
+		if dry {
+			if j.Hold != HoldNone || j.BeginTime > now || j.Dependency != nil {
+				continue
+			}
+		} else if !m.eligible(j, now, &actions) {
+			continue
+		}
+		sj := m.schedJob(j, cl)
+		copies := 1
+		if j.IsArrayMeta() {
+			run := uint32(m.arrayRunning(j.ArrayJobID))
+			copies = len(j.Array.Pending)
+			if j.Array.MaxTasks > 0 {
+				if run >= j.Array.MaxTasks {
+					if !dry {
+						m.setReason(j, ReasonArrayTaskLimit, now)
+					}
+					continue
+				}
+				if left := int(j.Array.MaxTasks - run); left < copies {
+					copies = left
+				}
+			}
+			if copies > maxTasksPerPass {
+				copies = maxTasksPerPass
+			}
+		}
+		s.Pending = append(s.Pending, sj)
+		ids[j.ID] = entry{j}
+		for k := 1; k < copies; k++ {
+			c := sj
+			c.JobID = synth
+			ids[synth] = entry{j}
+			synth++
+			s.Pending = append(s.Pending, c)
+		}
+	}
+	return s, ids, actions
+}
+
+// eligible updates a pending job's hold, begin time and dependency state
+// and reports whether it may be scheduled now.
+func (m *Manager) eligible(j *Job, now int64, actions *[]Action) bool {
+	ok := m.independent(j, now, actions)
+	if flag := j.Bitflags&jobDependent == 0; ok != flag && j.Pending() {
+		j.Bitflags ^= jobDependent
+		m.touch(j, now)
+	}
+	return ok
+}
+
+func (m *Manager) independent(j *Job, now int64, actions *[]Action) bool {
+	switch j.Hold {
+	case HoldUser:
+		m.setReason(j, ReasonHeldUser, now)
+		return false
+	case HoldAdmin:
+		m.setReason(j, ReasonHeldAdmin, now)
+		return false
+	}
+	if j.Dependency != nil {
+		before := j.Dependency.String()
+		wait, failed := m.evalDependency(j)
+		if j.Dependency.String() != before {
+			m.touch(j, now)
+		}
+		if failed {
+			if m.cfg.KillInvalidDepend {
+				m.cancelPending(j, now, "Job dependency can never be satisfied", actions)
+				return false
+			}
+			m.setReason(j, ReasonDepInvalid, now)
+			return false
+		}
+		if wait {
+			m.setReason(j, ReasonDependency, now)
+			return false
+		}
+		if !j.Dependency.Or && allFulfilled(j.Dependency) {
+			j.Dependency = nil
+			m.touch(j, now)
+		}
+	}
+	if j.BeginTime > now {
+		m.setReason(j, ReasonBeginTime, now)
+		return false
+	}
+	if j.EligibleTime == 0 {
+		j.EligibleTime = now
+		m.touch(j, now)
+	}
+	return true
+}
+
+func allFulfilled(d *Dependency) bool {
+	for _, it := range d.Items {
+		if it.State != depFulfilled {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Manager) setReason(j *Job, r uint16, now int64) {
+	if j.Reason != r {
+		j.Reason = r
+		m.touch(j, now)
+	}
+}
+
+func (m *Manager) allocationOf(j *Job) sched.Allocation {
+	a := sched.Allocation{JobID: j.ID, UserID: j.UserID, Partition: j.Partition, Start: j.StartTime, End: j.EndTime,
+		Exclusive: j.Shared == 0}
+	for k, i := range j.NodeIdx {
+		na := sched.NodeAlloc{Node: i, CPUs: j.NodeCPUs[k], MemoryMB: j.NodeMem[k]}
+		if k < len(j.NodeCores) {
+			na.Cores = j.NodeCores[k]
+		}
+		a.Nodes = append(a.Nodes, na)
+	}
+	return a
+}
+
+func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
+	sj := sched.Job{JobID: j.ID, Priority: j.Priority, SubmitTime: j.SubmitTime, BeginTime: j.BeginTime,
+		UserID: j.UserID, GroupID: j.GroupID, Account: j.Account, QOS: j.QOS,
+		Partitions: j.Partitions, Features: j.Features, Contiguous: j.Contiguous == 1,
+		TimeLimit: j.TimeLimit}
+	if u, ok := m.user(j.UserID); ok {
+		sj.Groups = u.Groups
+	}
+	if j.MinNodes != NoVal {
+		sj.MinNodes = j.MinNodes
+	}
+	if j.MaxNodes != NoVal {
+		sj.MaxNodes = j.MaxNodes
+	}
+	if j.NumTasks != NoVal {
+		sj.NumTasks = j.NumTasks
+	}
+	if j.CPUsPerTask != NoVal16 {
+		sj.CPUsPerTask = j.CPUsPerTask
+	}
+	if j.NTasksPerNode != NoVal16 {
+		sj.NTasksPerNode = j.NTasksPerNode
+	}
+	if j.PnMinCPUs != NoVal16 && j.PnMinCPUs > 1 {
+		sj.MinCPUs = uint32(j.PnMinCPUs)
+	}
+	switch {
+	case j.PnMinMemory == NoVal64:
+	case j.PnMinMemory == 0:
+		sj.MemAll = true
+	case j.PnMinMemory&memPerCPU != 0:
+		sj.MemPerCPU = j.PnMinMemory &^ memPerCPU
+	default:
+		sj.MemPerNode = j.PnMinMemory
+	}
+	switch j.Shared {
+	case 0:
+		sj.Share = sched.ShareExclusive
+	case 1:
+		sj.Share = sched.ShareOversubscribe
+	case 2:
+		sj.Share = sched.ShareUser
+	}
+	sj.ReqNodes = nodeIdxs(cl, j.ReqNodes)
+	sj.ExcNodes = nodeIdxs(cl, j.ExcNodes)
+	return sj
+}
+
+func nodeIdxs(cl *Cluster, expr string) []int {
+	if expr == "" {
+		return nil
+	}
+	names, err := hostlist.Expand(expr)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, n := range names {
+		if i := cl.nodeIndex(n); i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Schedule runs one scheduling pass (the main pass, and backfill when the
+// cluster's sched.Config says so and backfill is true) and applies it.
+func (m *Manager) Schedule(cl *Cluster, now int64, backfill bool) (Outcome, error) {
+	actions := m.schedule(cl, now, backfill)
+	return m.finish(actions)
+}
+
+func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
+	snap, ids, actions := m.snapshot(cl, now, false)
+	if len(snap.Pending) == 0 {
+		return actions
+	}
+	var plan *sched.Plan
+	if backfill {
+		plan = sched.Schedule(snap)
+	} else {
+		plan = sched.MainPass(snap)
+	}
+	return append(actions, m.apply(cl, plan, ids, now)...)
+}
+
+// apply carries out a plan: the started jobs become RUNNING on their
+// allocation (array tasks are split off), the others get the plan's
+// reason. It returns the launch actions.
+func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now int64) []Action {
+	var actions []Action
+	for _, st := range plan.Starts {
+		e, ok := ids[st.JobID]
+		if !ok || !e.job.Pending() {
+			continue
+		}
+		j := e.job
+		if j.IsArrayMeta() {
+			t, ok := m.splitTask(j, now)
+			if !ok {
+				continue
+			}
+			j = t
+		}
+		actions = append(actions, m.start(j, cl, st, now)...)
+	}
+	for _, p := range plan.Pending {
+		e, ok := ids[p.JobID]
+		if !ok || !e.job.Pending() || p.JobID >= synthBase {
+			continue
+		}
+		j := e.job
+		if j.Reason != uint16(p.Reason) {
+			j.Reason = uint16(p.Reason)
+			m.touch(j, now)
+		}
+		if j.EstStart != p.StartTime {
+			j.EstStart = p.StartTime
+			m.lastUpdate = now
+		}
+		if p.Reason == sched.ReasonResources || p.Reason == sched.ReasonPriority {
+			j.LastEval = now // tested for resources in this pass
+		}
+	}
+	return actions
+}
+
+// start makes j RUNNING on st's allocation.
+func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action {
+	j.setBase(msg.JobRunning)
+	j.State &^= msg.JobRequeue | msg.JobRequeueHold
+	j.Reason = ReasonNone
+	j.StateDesc = ""
+	j.Partition = st.Partition
+	j.StartTime = now
+	j.Bitflags = j.Bitflags&^jobDependent | wasRunning
+	j.EstStart = 0
+	j.LastEval = now
+	if j.EligibleTime == 0 {
+		j.EligibleTime = now
+	}
+	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores = nil, nil, nil, nil, nil
+	j.TotalCPUs = 0
+	for _, na := range st.Alloc.Nodes {
+		j.NodeIdx = append(j.NodeIdx, na.Node)
+		j.Nodes = append(j.Nodes, cl.Nodes[na.Node].Name)
+		j.NodeCPUs = append(j.NodeCPUs, na.CPUs)
+		mem := na.MemoryMB
+		if !cl.Config.MemoryConsumable {
+			// Memory is not a consumable resource: nothing is allocated
+			// (job_resources memory_allocated stays 0, as in the capture).
+			mem = 0
+		}
+		j.NodeMem = append(j.NodeMem, mem)
+		j.NodeCores = append(j.NodeCores, na.Cores)
+		j.TotalCPUs += na.CPUs
+	}
+	j.EndTime = now + m.limitSeconds(j, cl)
+	j.BatchHost = ""
+	if len(j.Nodes) > 0 {
+		j.BatchHost = j.Nodes[0]
+	}
+	j.Completing = nil
+	m.touch(j, now)
+	if j.Batch {
+		return []Action{LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)}}
+	}
+	if j.AllocRespPort != 0 {
+		return []Action{SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.AllocRespPort, UID: j.UserID,
+			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.RESPONSE_RESOURCE_ALLOCATION,
+			Msg: m.allocation(j)}}
+	}
+	return nil
+}
+
+// timeLimit is the job's limit in minutes with the partition's MaxTime
+// standing for an unset one.
+func (m *Manager) timeLimit(j *Job, cl *Cluster) uint32 {
+	if j.TimeLimit != NoVal {
+		return j.TimeLimit
+	}
+	name := j.Partition
+	if name == "" && len(j.Partitions) > 0 {
+		name = j.Partitions[0]
+	}
+	if p := cl.partition(name); p != nil {
+		return p.MaxTime
+	}
+	return Infinite
+}
+
+func (m *Manager) limitSeconds(j *Job, cl *Cluster) int64 {
+	l := m.timeLimit(j, cl)
+	if l == Infinite || l == NoVal {
+		return sched.InfiniteRun
+	}
+	return int64(l) * 60
+}
+
+// nodeList is the compressed allocated node list.
+func (j *Job) nodeList() string { return hostlist.Compress(j.Nodes) }
+
+func joinPartitions(p []string) string { return strings.Join(p, ",") }

@@ -1,0 +1,467 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+const sigKill = uint16(syscall.SIGKILL)
+
+// target is one job a request names: a record, or a pending task of an
+// array meta record (task != NoVal and job.IsArrayMeta()).
+type target struct {
+	job  *Job
+	task uint32
+}
+
+// resolve parses "123", "123_4", "123_*", "123_[1-3,5]" (or a bare id) into
+// the records it names. A whole array id names every task.
+func (m *Manager) resolve(sjob string, id uint32) ([]target, error) {
+	task := NoVal
+	all := false
+	var tasks []uint32
+	if sjob != "" {
+		js := sjob
+		if i := strings.IndexByte(sjob, '_'); i >= 0 {
+			js = sjob[:i]
+			ts := sjob[i+1:]
+			switch {
+			case ts == "*":
+				all = true
+			case strings.HasPrefix(ts, "["):
+				l, _, ok := parseArray(strings.Trim(ts, "[]"), ^uint32(0))
+				if !ok {
+					return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+				}
+				tasks = l
+			default:
+				v, err := strconv.ParseUint(ts, 10, 32)
+				if err != nil {
+					return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+				}
+				task = uint32(v)
+			}
+		}
+		v, err := strconv.ParseUint(js, 10, 32)
+		if err != nil {
+			return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+		}
+		id = uint32(v)
+	}
+	j := m.jobs[id]
+	if tasks == nil && task == NoVal && !all {
+		if j == nil {
+			return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+		}
+		if j.ArrayJobID != j.ID {
+			return []target{{j, NoVal}}, nil
+		}
+		all = true // the array job id names the whole array
+	}
+	arrayID := id
+	if j != nil && j.ArrayJobID != 0 {
+		arrayID = j.ArrayJobID
+	}
+	if task != NoVal {
+		tasks = []uint32{task}
+	}
+	var out []target
+	for _, r := range m.Jobs() {
+		if r.ArrayJobID != arrayID {
+			continue
+		}
+		if r.IsArrayMeta() {
+			for _, t := range r.Array.Pending {
+				if all || containsTask(tasks, t) {
+					out = append(out, target{r, t})
+				}
+			}
+		}
+		if r.ArrayTaskID != NoVal && (all || containsTask(tasks, r.ArrayTaskID)) {
+			out = append(out, target{r, NoVal})
+		}
+	}
+	if len(out) == 0 {
+		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	return out, nil
+}
+
+func (m *Manager) mayAct(uid uint32, j *Job) bool { return uid == j.UserID || m.privileged(uid) }
+
+// Kill handles REQUEST_KILL_JOB and REQUEST_CANCEL_JOB_STEP: owner, root or
+// SlurmUser only. A pending job (or array task) with SIGKILL is cancelled;
+// a running one is signalled, or with SIGKILL terminated on its nodes.
+func (m *Manager) Kill(req *msg.JobStepKillRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	ts, err := m.resolve(strOf(req.SJobID), req.StepID.JobID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var actions []Action
+	var firstErr error
+	done := 0
+	for _, t := range ts {
+		if !m.mayAct(c.UID, t.job) {
+			firstErr = keepFirst(firstErr, serr(slurmerr.ESLURM_ACCESS_DENIED))
+			continue
+		}
+		if req.StepID.StepID != NoVal && req.StepID.StepID != msg.StepIDBatch {
+			a, err := m.signalStep(t.job, req.StepID.StepID, req.Signal)
+			if err != nil {
+				firstErr = keepFirst(firstErr, err)
+				continue
+			}
+			actions = append(actions, a...)
+			done++
+			continue
+		}
+		err := m.signalJob(t, req.Signal, req.Flags, cl, now, &actions)
+		if err != nil {
+			firstErr = keepFirst(firstErr, err)
+			continue
+		}
+		done++
+	}
+	out, err := m.finish(actions)
+	if err != nil {
+		return out, err
+	}
+	if done == 0 && firstErr != nil {
+		return out, firstErr
+	}
+	return out, nil
+}
+
+func keepFirst(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (m *Manager) signalJob(t target, sig, flags uint16, cl *Cluster, now int64, actions *[]Action) error {
+	j := t.job
+	if t.task != NoVal && j.IsArrayMeta() {
+		if sig != sigKill {
+			return serr(slurmerr.ESLURM_JOB_PENDING)
+		}
+		m.cancelTask(j, t.task, now)
+		return nil
+	}
+	switch {
+	case j.Finished():
+		return serr(slurmerr.ESLURM_ALREADY_DONE)
+	case j.Pending():
+		if sig != sigKill {
+			return serr(slurmerr.ESLURM_JOB_PENDING)
+		}
+		m.cancelPending(j, now, "", actions)
+		return nil
+	}
+	if sig == sigKill && flags&(msg.KillStepsOnly|msg.KillJobBatch) == 0 {
+		m.endJob(j, msg.JobCancelled, 0, now)
+		*actions = append(*actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+		return nil
+	}
+	nodes := j.Nodes
+	if flags&msg.KillJobBatch != 0 && j.BatchHost != "" {
+		nodes = []string{j.BatchHost}
+	}
+	if flags&(msg.KillStepsOnly|msg.KillJobBatch) == 0 {
+		flags |= msg.KillFullJob
+	}
+	*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: nodes, MsgType: msgtype.REQUEST_SIGNAL_TASKS,
+		Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
+			Flags: flags, Signal: sig}})
+	return nil
+}
+
+// cancelPending cancels a pending job (or every pending task of an array
+// meta record) with no nodes to clean.
+func (m *Manager) cancelPending(j *Job, now int64, desc string, actions *[]Action) {
+	if j.Array != nil {
+		j.Array.Pending = nil
+	}
+	j.setBase(msg.JobCancelled)
+	j.StateDesc = desc
+	j.EndTime = now
+	if j.StartTime == 0 || j.StartTime > now {
+		j.StartTime = now
+	}
+	j.Priority = 0
+	m.touch(j, now)
+	if !j.Batch && j.OtherPort != 0 && actions != nil {
+		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
+			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
+	}
+}
+
+// cancelTask drops one pending task of an array: it becomes a cancelled
+// record of its own (as Slurm splits it off to record the end).
+func (m *Manager) cancelTask(meta *Job, task uint32, now int64) {
+	if len(meta.Array.Pending) == 1 && meta.Array.Pending[0] == task {
+		meta.ArrayTaskID = task
+		m.cancelPending(meta, now, "", nil)
+		return
+	}
+	rest := meta.Array.Pending[:0]
+	for _, t := range meta.Array.Pending {
+		if t != task {
+			rest = append(rest, t)
+		}
+	}
+	meta.Array.Pending = rest
+	if id, ok := m.allocID(); ok {
+		t := *meta
+		t.ID, t.ArrayTaskID, t.Array, t.Steps = id, task, nil, nil
+		m.insert(&t)
+		m.pending = append(m.pending, record{kind: recSubmit, job: &t})
+		m.cancelPending(&t, now, "", nil)
+	}
+	m.touch(meta, now)
+}
+
+// endJob moves a running job to a final state; its nodes are completing
+// until each sends MESSAGE_EPILOG_COMPLETE.
+func (m *Manager) endJob(j *Job, base uint32, reason uint16, now int64) {
+	j.setBase(base)
+	j.State |= msg.JobCompleting
+	if reason != 0 {
+		j.Reason = reason
+	}
+	j.EndTime = now
+	j.Completing = append([]string(nil), j.Nodes...)
+	m.touch(j, now)
+}
+
+// terminate returns the kill messages for a job that just ended: the
+// TERMINATE_JOB (or KILL_TIMELIMIT) to its nodes and SRUN_JOB_COMPLETE to
+// an interactive job's srun/salloc.
+func (m *Manager) terminate(j *Job, cl *Cluster, t msgtype.Type, now int64) []Action {
+	var out []Action
+	if len(j.Nodes) > 0 {
+		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...), MsgType: t,
+			Msg: m.killJob(j, cl, now)})
+	} else {
+		j.State &^= msg.JobCompleting
+	}
+	if !j.Batch && j.OtherPort != 0 {
+		out = append(out, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
+			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
+	}
+	return out
+}
+
+// Requeue handles REQUEST_JOB_REQUEUE (scontrol requeue / requeuehold, and
+// slurmd after a launch failure): batch jobs only; a running job is
+// killed first and pends again once its nodes are clean.
+func (m *Manager) Requeue(req *msg.JobRequeueRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	ts, err := m.resolve(strOf(req.JobIDStr), req.JobID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var actions []Action
+	for _, t := range ts {
+		j := t.job
+		if !m.mayAct(c.UID, j) {
+			return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		if !j.Batch {
+			return Outcome{}, serr(slurmerr.ESLURM_BATCH_ONLY)
+		}
+		if j.Pending() {
+			return Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
+		}
+		wasRunning := j.Running()
+		if wasRunning {
+			j.Completing = append([]string(nil), j.Nodes...)
+			j.State = msg.JobRequeue | msg.JobCompleting
+			actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+				MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
+		}
+		m.requeue(j, req.Flags, now)
+	}
+	out, err := m.finish(actions)
+	return out, err
+}
+
+// credLifetime is how long a requeued job waits so the credentials of its
+// last run expire first (cred_expire + 1).
+const credLifetime = 121
+
+func (m *Manager) requeue(j *Job, flags uint32, now int64) {
+	completing := j.State & msg.JobCompleting
+	j.State = msg.JobPending | completing
+	j.RestartCnt++
+	j.BeginTime = now + credLifetime
+	j.EndTime, j.ExitCode, j.DerivedEC = 0, 0, 0
+	j.EligibleTime = 0
+	j.Steps = nil
+	if flags&(msg.JobRequeueHold|msg.JobSpecialExit|msg.JobLaunchFailed) != 0 {
+		j.State |= msg.JobRequeueHold
+		j.Hold = HoldAdmin
+		j.Priority = 0
+		j.Reason = ReasonHeldAdmin
+		if flags&msg.JobLaunchFailed != 0 {
+			j.Reason = ReasonLaunchFailed
+			j.StateDesc = "launch failed requeued held"
+		}
+	} else {
+		j.Reason = ReasonBeginTime
+		if j.Priority == 0 {
+			j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
+		}
+	}
+	if completing == 0 {
+		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
+		j.TotalCPUs = 0
+	}
+	m.touch(j, now)
+}
+
+// Alloc sid markers scontrol sends with priority 0 (uhold) or INFINITE.
+const allocSIDUserHold = 0x00000002
+
+// Update handles REQUEST_UPDATE_JOB (scontrol update job, hold, uhold,
+// release, top): owner or root/SlurmUser; a user may only lower a time
+// limit, never raise a priority or release an admin hold.
+func (m *Manager) Update(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	ts, err := m.resolve(strOf(d.JobIDStr), d.JobID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var firstErr error
+	for _, t := range ts {
+		if t.task != NoVal && t.job.IsArrayMeta() {
+			// A pending task of an array: the meta record holds its fields.
+			t.task = NoVal
+		}
+		if err := m.updateOne(t.job, d, c, cl, now); err != nil {
+			firstErr = keepFirst(firstErr, err)
+		}
+	}
+	out, err := m.finish(nil)
+	if err != nil {
+		return out, err
+	}
+	return out, firstErr
+}
+
+func (m *Manager) updateOne(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int64) error {
+	priv := m.privileged(c.UID)
+	if !m.mayAct(c.UID, j) {
+		return serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	if j.Finished() {
+		return serr(slurmerr.ESLURM_JOB_FINISHED)
+	}
+	if d.TimeLimit != NoVal {
+		if !priv && d.TimeLimit > m.timeLimit(j, cl) {
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		j.TimeLimit = d.TimeLimit
+		if j.Running() {
+			j.EndTime = j.StartTime + m.limitSeconds(j, cl)
+		}
+	}
+	if d.Name.Valid {
+		j.Name = d.Name.Value
+	}
+	if p := strOf(d.Partition); p != "" {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		var names []string
+		for _, name := range strings.Split(p, ",") {
+			pp := cl.partition(name)
+			if pp == nil {
+				return serr(slurmerr.ESLURM_INVALID_PARTITION_NAME)
+			}
+			if rc := m.partAccess(pp, j, nil, c.UID, nil); rc == slurmerr.ESLURM_ACCESS_DENIED ||
+				rc == slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP {
+				return serr(rc)
+			}
+			names = append(names, name)
+		}
+		j.PartitionReq, j.Partitions = p, names
+	}
+	if d.MinNodes != NoVal || d.MaxNodes != NoVal {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		min, max := j.MinNodes, j.MaxNodes
+		if d.MinNodes != NoVal {
+			min = d.MinNodes
+		}
+		if d.MaxNodes != NoVal {
+			max = d.MaxNodes
+		}
+		if min == 0 || max != NoVal && max != 0 && min > max {
+			return serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
+		}
+		j.MinNodes, j.MaxNodes = min, max
+	}
+	if d.Nice != NoVal {
+		if d.Nice < niceOff && !priv {
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		if j.Priority != 0 && !j.AdminPrio {
+			j.Priority = uint32(int64(j.Priority) + int64(j.Nice) - int64(d.Nice))
+		}
+		j.Nice = d.Nice
+	}
+	if ds := strOf(d.Dependency); d.Dependency.Valid {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		dep, ok := parseDependency(ds)
+		if !ok || !m.validDependency(dep, j.ID) {
+			return serr(slurmerr.ESLURM_DEPENDENCY)
+		}
+		j.Dependency = dep
+	}
+	if d.BeginTime != 0 {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		j.BeginTime = d.BeginTime
+		j.EligibleTime = 0
+	}
+	switch {
+	case d.Priority == 0:
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		if priv && d.AllocSID != allocSIDUserHold {
+			j.Hold, j.Reason = HoldAdmin, ReasonHeldAdmin
+		} else {
+			j.Hold, j.Reason = HoldUser, ReasonHeldUser
+		}
+		j.Priority = 0
+	case d.Priority == Infinite:
+		if j.Hold == HoldAdmin && !priv {
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		if j.Hold != HoldNone || j.Priority == 0 {
+			j.Hold = HoldNone
+			j.State &^= msg.JobRequeueHold
+			j.AdminPrio = false
+			j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
+			j.Reason = ReasonPriority
+		}
+	case d.Priority != NoVal:
+		if !priv {
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		j.Priority, j.AdminPrio = d.Priority, true
+	}
+	m.touch(j, now)
+	return nil
+}

@@ -1,0 +1,248 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+// StepGrant is a created step whose credential is still to be signed.
+// The controller calls Sign outside its lock (a munge signer talks to
+// munged) and replies RESPONSE_JOB_STEP_CREATE with the result.
+type StepGrant struct {
+	Body jobcred.Body
+	Resp *msg.StepCreateResponse
+}
+
+// Sign signs the step credential (CTime = now) and returns the response.
+func (g *StepGrant) Sign(ctx context.Context, s jobcred.Signer, now time.Time) (*msg.StepCreateResponse, error) {
+	cred, err := jobcred.Create(ctx, g.Body, jobcred.Version2205, s, now)
+	if err != nil {
+		return nil, err
+	}
+	r := *g.Resp
+	r.Cred = cred
+	return &r, nil
+}
+
+// CreateStep handles REQUEST_JOB_STEP_CREATE: a step on the first
+// min_nodes nodes of the job (or the nodes asked for), tasks laid out
+// in blocks.
+func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, now int64) (*StepGrant, Outcome, error) {
+	j := m.jobs[req.StepID.JobID]
+	if j == nil {
+		return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if !m.mayAct(c.UID, j) {
+		return nil, Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	switch {
+	case j.Pending():
+		return nil, Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
+	case j.Finished() || j.IsCompleting():
+		return nil, Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	var ranks []int // indexes into j.Nodes
+	if nl := strOf(req.NodeList); nl != "" {
+		names, err := hostlist.Expand(nl)
+		if err != nil {
+			return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		for _, n := range names {
+			k := indexOf(j.Nodes, n)
+			if k < 0 {
+				return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
+			}
+			ranks = append(ranks, k)
+		}
+	} else {
+		n := len(j.Nodes)
+		if req.MinNodes != NoVal && req.MinNodes != 0 {
+			if int(req.MinNodes) > n {
+				return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
+			}
+			n = int(req.MinNodes)
+		}
+		for k := 0; k < n; k++ {
+			ranks = append(ranks, k)
+		}
+	}
+	tasks := uint32(len(ranks))
+	if req.NumTasks != NoVal && req.NumTasks != 0 {
+		tasks = req.NumTasks
+	}
+	if tasks < uint32(len(ranks)) {
+		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
+	}
+	st := &Step{ID: j.NextStepID, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
+		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
+	j.NextStepID++
+	var stepMem []uint64
+	for _, k := range ranks {
+		st.Nodes = append(st.Nodes, j.Nodes[k])
+		st.NodeIdx = append(st.NodeIdx, j.NodeIdx[k])
+		st.CPUs += j.NodeCPUs[k]
+		stepMem = append(stepMem, j.NodeMem[k])
+	}
+	st.Done = make([]bool, len(ranks))
+	j.Steps = append(j.Steps, st)
+	m.touch(j, now)
+
+	// Block layout: the first tasks%nodes nodes get one task more.
+	dist := req.TaskDist
+	if dist == NoVal || dist&distStateBase == distUnknown {
+		dist = distBlock // srun's default ("unknown") is laid out as block
+	}
+	st.TaskDist = dist
+	layout := &msg.StepLayout{NodeList: ns(hostlist.Compress(st.Nodes)), StartProtocolVer: protoOr(j.ProtocolVersion),
+		TaskCnt: tasks, TaskDist: dist}
+	next := uint32(0)
+	for k := range ranks {
+		cnt := tasks / uint32(len(ranks))
+		if uint32(k) < tasks%uint32(len(ranks)) {
+			cnt++
+		}
+		ids := make([]uint32, cnt)
+		for i := range ids {
+			ids[i] = next
+			next++
+		}
+		layout.TIDs = append(layout.TIDs, ids)
+	}
+
+	body := m.credBody(j, cl, now)
+	body.StepID = jobcred.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}
+	body.StepHostlist = cns(layout.NodeList.Value)
+	body.StepCoreBitmap = m.stepCores(j, cl, ranks)
+	body.JobMem = memGroups(j.NodeMem)
+	body.StepMem = memGroups(stepMem)
+	resp := &msg.StepCreateResponse{JobStepID: st.ID, Layout: layout, SelectJobinfo: m.cfg.Select,
+		SwitchJobinfo: msg.SwitchNone, UseProtocolVer: protoOr(j.ProtocolVersion)}
+	if j.CPUBindType != NoVal16 {
+		resp.DefCPUBindType = uint32(j.CPUBindType)
+	}
+	out, err := m.finish(nil)
+	if err != nil {
+		return nil, out, err
+	}
+	return &StepGrant{Body: body, Resp: resp}, out, nil
+}
+
+// Task distributions (task_dist_states).
+const (
+	distBlock     uint32 = 0x0002
+	distUnknown   uint32 = 0x2000
+	distStateBase uint32 = 0xffff
+)
+
+func protoOr(v uint16) uint16 {
+	if v == 0 {
+		return jobcred.Version2205
+	}
+	return v
+}
+
+func (m *Manager) stepCores(j *Job, cl *Cluster, ranks []int) *jobcred.Bitmap {
+	all := m.coreBitmap(j, cl, 0, len(j.Nodes))
+	if all == nil {
+		return nil
+	}
+	in := map[int]bool{}
+	for _, k := range ranks {
+		in[k] = true
+	}
+	step := jobcred.NewBitmap(uint32(all.Len()))
+	off := 0
+	for k, i := range j.NodeIdx {
+		n := 0
+		if i >= 0 && i < len(cl.Nodes) {
+			n = cl.Nodes[i].Cores()
+		}
+		if in[k] {
+			for b := off; b < off+n; b++ {
+				if all.Test(b) {
+					step.Set(b)
+				}
+			}
+		}
+		off += n
+	}
+	return step
+}
+
+func indexOf(l []string, s string) int {
+	for i, v := range l {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func (j *Job) step(id uint32) (int, *Step) {
+	for i, s := range j.Steps {
+		if s.ID == id {
+			return i, s
+		}
+	}
+	return -1, nil
+}
+
+// StepComplete handles REQUEST_STEP_COMPLETE: node ranks RangeFirst..
+// RangeLast of the step are done; the step goes when all are.
+func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outcome, error) {
+	j := m.jobs[req.StepID.JobID]
+	if j == nil {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if !m.mayAct(c.UID, j) {
+		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	i, st := j.step(req.StepID.StepID)
+	if st == nil {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if req.RangeFirst > req.RangeLast || int(req.RangeLast) >= len(st.Done) {
+		return Outcome{}, serr(int(22)) // EINVAL
+	}
+	for r := req.RangeFirst; r <= req.RangeLast; r++ {
+		st.Done[r] = true
+	}
+	if req.StepRC > st.ExitRC {
+		st.ExitRC = req.StepRC
+	}
+	all := true
+	for _, d := range st.Done {
+		all = all && d
+	}
+	if all {
+		j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)
+	}
+	m.touch(j, now)
+	return m.finish(nil)
+}
+
+// signalStep signals one step's tasks on its nodes (scancel ID.STEP).
+func (m *Manager) signalStep(j *Job, stepID uint32, sig uint16) ([]Action, error) {
+	if j.Pending() {
+		return nil, serr(slurmerr.ESLURM_JOB_PENDING)
+	}
+	if j.Finished() {
+		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	_, st := j.step(stepID)
+	if st == nil {
+		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	t := msgtype.REQUEST_SIGNAL_TASKS
+	if sig == sigKill {
+		t = msgtype.REQUEST_TERMINATE_TASKS
+	}
+	return []Action{NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...), MsgType: t,
+		Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, Signal: sig}}}, nil
+}

@@ -1,0 +1,96 @@
+package jobs
+
+import (
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+// StepInfo handles REQUEST_JOB_STEP_INFO: the steps of running jobs (the
+// batch step of a batch job included, as "ID.batch"), filtered by job id
+// and step id (NO_VAL = all). ok is false when a job id was named and no
+// such job exists (reply ESLURM_INVALID_JOB_ID).
+func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64) (*msg.StepInfoMsg, bool) {
+	out := &msg.StepInfoMsg{LastUpdate: now}
+	if id.JobID != NoVal && m.jobs[id.JobID] == nil {
+		return out, false
+	}
+	for _, j := range m.Jobs() {
+		if id.JobID != NoVal && j.ID != id.JobID || !j.Running() {
+			continue
+		}
+		if j.Batch && j.BatchHost != "" && (id.StepID == NoVal || id.StepID == msg.StepIDBatch) {
+			cpus := uint32(0)
+			if len(j.NodeCPUs) > 0 {
+				cpus = j.NodeCPUs[0]
+			}
+			out.Steps = append(out.Steps, m.stepRecord(j, &Step{ID: msg.StepIDBatch, Name: "batch",
+				Nodes: []string{j.BatchHost}, NodeIdx: j.NodeIdx[:1], Tasks: 1, CPUs: cpus, StartTime: j.StartTime,
+				TimeLimit: NoVal}, cl, nodeCount, now))
+		}
+		for _, st := range j.Steps {
+			if id.StepID == NoVal || id.StepID == st.ID {
+				out.Steps = append(out.Steps, m.stepRecord(j, st, cl, nodeCount, now))
+			}
+		}
+	}
+	return out, true
+}
+
+func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now int64) msg.StepInfo {
+	limit := st.TimeLimit
+	if limit == NoVal || limit == 0 {
+		limit = m.timeLimit(j, cl)
+	}
+	si := msg.StepInfo{
+		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID,
+		StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, UserID: j.UserID,
+		NumCPUs: st.CPUs, CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal, NumTasks: st.Tasks,
+		TaskDist: st.TaskDist, TimeLimit: limit, State: msg.JobRunning, SrunPID: st.SrunPID,
+		StartTime: st.StartTime, RunTime: now - st.StartTime, Cluster: ns(m.cfg.ClusterName),
+		Partition: ns(j.Partition), SrunHost: ns(st.Host), Nodes: ns(hostlist.Compress(st.Nodes)),
+		Name: ns(st.Name), NodeInx: msg.NullBitmap, SelectJobinfo: m.cfg.Select,
+		StartProtocolVer: protoOr(j.ProtocolVersion),
+	}
+	if j.ArrayJobID == 0 {
+		si.ArrayTaskID = NoVal
+	}
+	if len(st.NodeIdx) > 0 && nodeCount > 0 {
+		si.NodeInx = msg.BitmapOf(nodeCount, st.NodeIdx...)
+	}
+	si.TresAllocStr = ns("cpu=" + itoa32(st.CPUs) + ",node=" + itoa32(uint32(len(st.Nodes))))
+	return si
+}
+
+func itoa32(v uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// AllocationInfo handles REQUEST_JOB_ALLOCATION_INFO and
+// REQUEST_HET_JOB_ALLOC_INFO (srun inside an allocation): the running
+// job's allocation, for its owner or root/SlurmUser.
+func (m *Manager) AllocationInfo(id uint32, c Caller) (*msg.Allocation, error) {
+	j := m.jobs[id]
+	if j == nil {
+		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if !m.mayAct(c.UID, j) {
+		return nil, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	switch {
+	case j.Pending():
+		return nil, serr(slurmerr.ESLURM_JOB_PENDING)
+	case !j.Running():
+		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	return m.allocation(j), nil
+}

@@ -1,0 +1,371 @@
+package jobs
+
+import (
+	"strings"
+	"syscall"
+
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+func serr(code int) error { return slurmerr.Error{Code: code} }
+
+// kind of submission.
+type kind uint8
+
+const (
+	kindBatch   kind = iota // REQUEST_SUBMIT_BATCH_JOB
+	kindAlloc               // REQUEST_RESOURCE_ALLOCATION (salloc, srun)
+	kindWillRun             // REQUEST_JOB_WILL_RUN (--test-only)
+)
+
+// identity applies _valid_id: unset ids are the caller's; only root and
+// SlurmUser may submit for someone else.
+func (m *Manager) identity(d *msg.JobDesc, c Caller) (uid, gid uint32, err error) {
+	uid, gid = d.UserID, d.GroupID
+	if uid == NoVal {
+		uid = c.UID
+	}
+	if gid == NoVal {
+		gid = c.GID
+	}
+	if m.privileged(c.UID) {
+		return uid, gid, nil
+	}
+	if uid != c.UID {
+		return 0, 0, serr(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	if gid != c.GID {
+		return 0, 0, serr(slurmerr.ESLURM_GROUP_ID_MISSING)
+	}
+	return uid, gid, nil
+}
+
+// build validates a job description and returns the new record (not yet
+// in the table, no id). It follows job_mgr.c's _job_create and
+// _valid_job_part: partition choice and access, node list vs counts, time
+// limit default, limits per EnforcePartLimits.
+func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now int64) (*Job, error) {
+	uid, gid, err := m.identity(d, c)
+	if err != nil {
+		return nil, err
+	}
+	if kind == kindBatch {
+		if !d.Script.Valid || d.Script.Value == "" {
+			return nil, serr(slurmerr.ESLURM_JOB_SCRIPT_MISSING)
+		}
+		if len(d.Environment) == 0 {
+			return nil, serr(slurmerr.ESLURM_ENVIRONMENT_MISSING)
+		}
+	}
+	if m.cfg.MaxJobCount != 0 && uint32(len(m.jobs)) >= m.cfg.MaxJobCount && kind != kindWillRun {
+		return nil, serr(int(syscall.EAGAIN))
+	}
+	j := &Job{
+		ArrayTaskID: NoVal, Name: strOf(d.Name), UserID: uid, GroupID: gid,
+		Account: strOf(d.Account), QOS: strOf(d.QOS), Comment: strOf(d.Comment),
+		AllocNode: strOf(d.AllocNode), AllocSID: d.AllocSID,
+		SubmitTime: now, TimeLimit: d.TimeLimit, TimeMin: d.TimeMin, Deadline: d.Deadline,
+		MinNodes: d.MinNodes, MaxNodes: d.MaxNodes, MinCPUs: d.MinCPUs, MaxCPUs: d.MaxCPUs,
+		NumTasks: d.NumTasks, CPUsPerTask: d.CPUsPerTask, NTasksPerNode: d.NtasksPerNode,
+		PnMinCPUs: d.PnMinCPUs, PnMinMemory: d.PnMinMemory, PnMinTmpDisk: d.PnMinTmpDisk,
+		Shared: d.Shared, Contiguous: d.Contiguous, Features: strOf(d.Features),
+		Requeue: d.Requeue == 1, Overcommit: d.Overcommit, OpenMode: d.OpenMode,
+		CPUBindType: d.CPUBindType, CPUBind: strOf(d.CPUBind), CoreSpec: d.CoreSpec,
+		Profile: d.Profile, AcctgFreq: strOf(d.AcctgFreq), Container: strOf(d.Container),
+		Network: strOf(d.Network), Reservation: strOf(d.Reservation), Licenses: strOf(d.Licenses),
+		MailType: d.MailType, MailUser: strOf(d.MailUser), TresBind: strOf(d.TresBind),
+		TresFreq: strOf(d.TresFreq), TresPerNode: strOf(d.TresPerNode), Bitflags: d.Bitflags,
+		KillOnNodeFail: d.KillOnNodeFail != 0,
+		Batch:          kind == kindBatch, WorkDir: strOf(d.WorkDir), StdIn: strOf(d.StdIn),
+		StdOut: strOf(d.StdOut), StdErr: strOf(d.StdErr), SubmitLine: strOf(d.SubmitLine),
+		RespHost: strOf(d.RespHost), AllocRespPort: d.AllocRespPort, OtherPort: d.OtherPort,
+		ProtocolVersion: c.ProtocolVersion, BeginTime: d.BeginTime, Nice: d.Nice,
+	}
+	if u, ok := m.user(uid); ok {
+		j.UserName = u.Name
+		if j.MailUser == "" {
+			j.MailUser = u.Name // mail goes to the submitting user by default
+		}
+	}
+	j.NTasksPerBoard, j.NTasksPerCore = or16(d.NtasksPerBoard, NoVal16, 0), or16(d.NtasksPerCore, NoVal16, infinite16)
+	j.NTasksPerSocket, j.NTasksPerTres = or16(d.NtasksPerSocket, NoVal16, infinite16), or16(d.NtasksPerTres, NoVal16, 0)
+	if j.RespHost == "" {
+		j.RespHost = c.Host
+	}
+	if j.AllocNode == "" {
+		j.AllocNode = c.HostName
+		if j.AllocNode == "" {
+			j.AllocNode = c.Host
+		}
+	}
+	j.SiteFactor = d.SiteFactor
+	if j.SiteFactor == NoVal {
+		j.SiteFactor = niceOff
+	}
+	j.BoardsPerNode, j.SocketsPerBoard = d.BoardsPerNode, d.SocketsPerBoard
+	j.SocketsPerNode, j.CoresPerSocket, j.ThreadsPerCore = d.SocketsPerNode, d.CoresPerSocket, d.ThreadsPerCore
+	j.PlaneSize = or16(d.PlaneSize, NoVal16, 0)
+	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {
+		j.Bitflags |= partAssigned
+	}
+	if j.Nice == NoVal {
+		j.Nice = niceOff
+	} else if j.Nice < niceOff && !m.privileged(c.UID) {
+		return nil, serr(slurmerr.ESLURM_INVALID_NICE)
+	}
+	if d.Requeue == NoVal16 {
+		j.Requeue = true // JobRequeue=1 is the default
+	}
+	if len(d.Argv) > 0 {
+		args := make([]string, len(d.Argv))
+		for i, a := range d.Argv {
+			args[i] = a.Value
+		}
+		j.Command = strings.Join(args, " ")
+	}
+	if kind == kindBatch {
+		p := &Payload{Script: d.Script.Value}
+		for _, e := range d.Environment {
+			p.Env = append(p.Env, e.Value)
+		}
+		for _, e := range d.SpankJobEnv {
+			p.SpankJobEnv = append(p.SpankJobEnv, e.Value)
+		}
+		for _, a := range d.Argv {
+			p.Argv = append(p.Argv, a.Value)
+		}
+		j.Payload = p
+	}
+
+	// Partitions.
+	var parts []*sched.Partition
+	if j.PartitionReq == "" {
+		for i := range cl.Partitions {
+			if cl.Partitions[i].Default {
+				parts = append(parts, &cl.Partitions[i])
+				break
+			}
+		}
+		if len(parts) == 0 {
+			return nil, serr(slurmerr.ESLURM_DEFAULT_PARTITION_NOT_SET)
+		}
+	} else {
+		for _, name := range strings.Split(j.PartitionReq, ",") {
+			p := cl.partition(name)
+			if p == nil {
+				return nil, serr(slurmerr.ESLURM_INVALID_PARTITION_NAME)
+			}
+			parts = append(parts, p)
+		}
+	}
+	for _, p := range parts {
+		j.Partitions = append(j.Partitions, p.Name)
+	}
+
+	// Node list vs counts.
+	var reqIdx []int
+	if rn := strOf(d.ReqNodes); rn != "" {
+		names, err := hostlist.Expand(rn)
+		if err != nil {
+			return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		seen := map[int]bool{}
+		for _, n := range names {
+			i := cl.nodeIndex(n)
+			if i < 0 {
+				return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+			}
+			if !seen[i] {
+				seen[i] = true
+				reqIdx = append(reqIdx, i)
+			}
+		}
+		cnt := uint32(len(reqIdx))
+		if j.MinNodes == NoVal || cnt > j.MinNodes {
+			j.MinNodes = cnt
+		}
+		if j.MinCPUs == NoVal || cnt > j.MinCPUs {
+			j.MinCPUs = cnt
+		}
+		if j.MaxNodes != NoVal && j.MaxNodes != 0 && j.MinNodes > j.MaxNodes {
+			return nil, serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
+		}
+		j.ReqNodes = rn
+	}
+	if en := strOf(d.ExcNodes); en != "" {
+		names, err := hostlist.Expand(en)
+		if err != nil {
+			return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		for _, n := range names {
+			if cl.nodeIndex(n) < 0 {
+				return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+			}
+		}
+		j.ExcNodes = en
+	}
+	if j.MinNodes != NoVal && j.MaxNodes != NoVal && j.MaxNodes != 0 && j.MinNodes > j.MaxNodes {
+		return nil, serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
+	}
+
+	// Access and limits per partition (_part_access_check).
+	var groups []uint32
+	if u, ok := m.user(uid); ok {
+		groups = u.Groups
+	}
+	anyOK := false
+	var failRC int
+	for _, p := range parts {
+		rc := m.partAccess(p, j, reqIdx, c.UID, groups)
+		switch {
+		case rc == 0:
+			anyOK = true
+		case rc == slurmerr.ESLURM_ACCESS_DENIED || rc == slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP ||
+			rc == slurmerr.ESLURM_INVALID_ACCOUNT || rc == slurmerr.ESLURM_USER_ID_MISSING:
+			return nil, serr(rc)
+		case m.cfg.EnforcePartLimits == EnforceAll:
+			return nil, serr(rc)
+		default:
+			failRC = rc
+		}
+	}
+	if !anyOK && failRC != 0 {
+		if m.cfg.EnforcePartLimits == EnforceAny || len(parts) == 1 && m.cfg.EnforcePartLimits != EnforceNo {
+			return nil, serr(failRC)
+		}
+		// A request that can never run anywhere (more nodes than any of
+		// its partitions has) is refused even without enforcement, as
+		// select_nodes refuses it at submit time.
+		if failRC == slurmerr.ESLURM_INVALID_NODE_COUNT && tooManyNodes(parts, j.MinNodes) {
+			return nil, serr(failRC)
+		}
+	}
+
+	// Time limit default: the partition's DefaultTime, else the job keeps
+	// NO_VAL and MaxTime stands for it.
+	if j.TimeLimit == NoVal && len(parts) > 0 && parts[0].DefaultTime != NoVal && parts[0].DefaultTime != 0 {
+		j.TimeLimit = parts[0].DefaultTime
+	}
+	if j.MinNodes == NoVal {
+		j.MinNodes = 1
+		if len(parts) > 0 && parts[0].MinNodes > 1 {
+			j.MinNodes = parts[0].MinNodes
+		}
+	}
+
+	// Dependency.
+	if ds := strOf(d.Dependency); ds != "" {
+		dep, ok := parseDependency(ds)
+		if !ok || !m.validDependency(dep, 0) {
+			return nil, serr(slurmerr.ESLURM_DEPENDENCY)
+		}
+		j.Dependency = dep
+	}
+
+	// Array.
+	if spec := strOf(d.ArrayInx); spec != "" {
+		if kind != kindBatch {
+			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
+		}
+		tasks, throttle, ok := parseArray(spec, m.cfg.MaxArraySize)
+		if !ok {
+			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
+		}
+		j.Array = &ArrayInfo{Pending: tasks, MaxTasks: throttle, Spec: spec}
+	}
+
+	// Hold and priority.
+	switch {
+	case d.Priority == 0:
+		// sbatch -H: a user hold whoever submits (the capture's root
+		// submission shows JobHeldUser).
+		j.Hold = HoldUser
+	case d.Priority != NoVal && m.privileged(c.UID):
+		j.Priority, j.AdminPrio = d.Priority, true
+	}
+	return j, nil
+}
+
+func tooManyNodes(parts []*sched.Partition, min uint32) bool {
+	for _, p := range parts {
+		if uint32(len(p.Nodes)) >= min {
+			return false
+		}
+	}
+	return true
+}
+
+// partAccess is _part_access_check: 0 or the Slurm code refusing p.
+func (m *Manager) partAccess(p *sched.Partition, j *Job, reqIdx []int, submitUID uint32, groups []uint32) int {
+	if p.RootOnly && !m.privileged(submitUID) {
+		return slurmerr.ESLURM_ACCESS_DENIED
+	}
+	if len(p.AllowGIDs) > 0 || len(p.AllowGroups) > 0 {
+		if !m.inGroups(p, j, groups) {
+			return slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP
+		}
+	}
+	if len(p.AllowAccounts) > 0 && !contains(p.AllowAccounts, j.Account) && !m.privileged(submitUID) ||
+		len(p.DenyAccounts) > 0 && contains(p.DenyAccounts, j.Account) {
+		return slurmerr.ESLURM_INVALID_ACCOUNT
+	}
+	total := uint32(len(p.Nodes))
+	if j.MinNodes != NoVal && j.MinNodes > total {
+		return slurmerr.ESLURM_INVALID_NODE_COUNT
+	}
+	if len(reqIdx) > 0 {
+		in := map[int]bool{}
+		for _, i := range p.Nodes {
+			in[i] = true
+		}
+		for _, i := range reqIdx {
+			if !in[i] {
+				return slurmerr.ESLURM_REQUESTED_NODES_NOT_IN_PARTITION
+			}
+		}
+	}
+	if j.MinNodes != NoVal && j.MinNodes < p.MinNodes {
+		return slurmerr.ESLURM_INVALID_NODE_COUNT
+	}
+	if j.MaxNodes != NoVal && j.MaxNodes != 0 && p.MaxNodes != Infinite && j.MaxNodes > p.MaxNodes {
+		return slurmerr.ESLURM_INVALID_NODE_COUNT
+	}
+	if j.MinNodes != NoVal && p.MaxNodes != Infinite && j.MinNodes > p.MaxNodes {
+		return slurmerr.ESLURM_INVALID_NODE_COUNT
+	}
+	if j.TimeLimit != NoVal && p.MaxTime != Infinite && j.TimeLimit > p.MaxTime {
+		return slurmerr.ESLURM_INVALID_TIME_LIMIT
+	}
+	return 0
+}
+
+// inGroups: root and SlurmUser pass every AllowGroups (validate_group);
+// otherwise the user's primary or a supplementary group must be listed.
+func (m *Manager) inGroups(p *sched.Partition, j *Job, groups []uint32) bool {
+	if m.privileged(j.UserID) {
+		return true
+	}
+	for _, g := range p.AllowGIDs {
+		if g == j.GroupID {
+			return true
+		}
+		for _, h := range groups {
+			if g == h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
