@@ -62,5 +62,6 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 	for _, ni := range pl.nodes {
 		c.sortReleases(ni)
 	}
+	c.refreshClasses(pl.nodes)
 	return a
 }

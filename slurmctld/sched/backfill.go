@@ -61,7 +61,7 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		key, sh := c.shapeOf(r)
 		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
 		if canStart && !dominated(failNow[key], sh) {
-			if pl, ok := c.tryNow(r, c.usable); ok {
+			if pl, ok := c.tryNowIndexed(r); ok {
 				a := c.allocate(r, pl)
 				starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true})
 				o.started = true
@@ -199,127 +199,6 @@ type step struct {
 	cap int32
 }
 
-func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
-	b := c.base(r, a)
-	b.InPlaceIntersection(c.usable)
-	nb := c.nb
-	c.nodeIdx = c.nodeIdx[:0]
-	c.stepOff = c.stepOff[:0]
-	c.steps = c.steps[:0]
-	if cap(c.gfree) < len(r.gres) {
-		c.gfree = make([]uint64, len(r.gres))
-	}
-	gfree := c.gfree[:len(r.gres)]
-	maxCap := int32(0)
-	for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
-		ni := int(i)
-		if c.gapMax[ni] < r.duration {
-			continue
-		}
-		first := len(c.steps)
-		c.nodeSteps(r, ni, gfree)
-		if len(c.steps) == first {
-			continue
-		}
-		c.nodeIdx = append(c.nodeIdx, ni)
-		c.stepOff = append(c.stepOff, first)
-		for _, st := range c.steps[first:] {
-			maxCap = max(maxCap, st.cap)
-		}
-	}
-	c.stepOff = append(c.stepOff, len(c.steps))
-	if len(c.nodeIdx) < r.minN {
-		return 0, nil, false
-	}
-	// Bucket the capacity changes (counting sort by bucket), then sweep
-	// the buckets keeping a histogram of node capacities: the maxN
-	// largest capacities must cover the tasks before a placement is
-	// worth trying.
-	if cap(c.evOff) < nb+1 {
-		c.evOff = make([]int32, nb+1)
-	}
-	evOff := c.evOff[:nb+1]
-	clear(evOff)
-	for k := range c.nodeIdx {
-		for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
-			evOff[st.b]++
-		}
-	}
-	sum := int32(0)
-	for bi := range evOff {
-		n := evOff[bi]
-		evOff[bi] = sum
-		sum += n
-	}
-	if cap(c.events) < int(sum) {
-		c.events = make([]capChange, sum)
-	}
-	events := c.events[:sum]
-	fill := c.fill[:0]
-	fill = append(fill, evOff...)
-	c.fill = fill
-	for k := range c.nodeIdx {
-		prev := int32(0)
-		for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
-			events[fill[st.b]] = capChange{old: prev, new: st.cap}
-			fill[st.b]++
-			prev = st.cap
-		}
-	}
-	if cap(c.hist) < int(maxCap)+1 {
-		c.hist = make([]int32, maxCap+1)
-	}
-	hist := c.hist[:maxCap+1]
-	clear(hist)
-	cnt, total := 0, int64(0)
-	for bi := 0; bi < nb; bi++ {
-		lo, hi := evOff[bi], int32(len(events))
-		if bi+1 <= nb-1 {
-			hi = evOff[bi+1]
-		}
-		if lo == hi {
-			continue
-		}
-		for _, ev := range events[lo:hi] {
-			if ev.old > 0 {
-				hist[ev.old]--
-				cnt--
-			}
-			if ev.new > 0 {
-				hist[ev.new]++
-				cnt++
-			}
-			total += int64(ev.new - ev.old)
-		}
-		if cnt < r.minN || total < int64(r.tasks) || topSum(hist, r.maxN) < r.tasks {
-			continue
-		}
-		cands, caps := c.scratchC[:0], c.scratchK[:0]
-		for k, ni := range c.nodeIdx {
-			capAt := int32(0)
-			for _, st := range c.steps[c.stepOff[k]:c.stepOff[k+1]] {
-				if int(st.b) > bi {
-					break
-				}
-				capAt = st.cap
-			}
-			if capAt > 0 {
-				cands = append(cands, ni)
-				caps = append(caps, int(capAt))
-			}
-		}
-		c.scratchC, c.scratchK = cands, caps
-		pl, ok := c.placeFuture(r, cands, caps)
-		if ok {
-			return c.now + int64(bi)*c.res, pl.nodes, true
-		}
-	}
-	return 0, nil, false
-}
-
-// capChange is one node's capacity change at a bucket.
-type capChange struct{ old, new int32 }
-
 // topSum is the task capacity of the n nodes with the most room, from a
 // histogram of node capacities.
 func topSum(hist []int32, n int) int {
@@ -352,11 +231,10 @@ func (c *cluster) placeFuture(r *request, cands, caps []int) (placement, bool) {
 	return c.place(r, cands, caps)
 }
 
-// nodeSteps appends to c.steps the node's effective task capacity for the
-// request as a step function of the bucket: capacity grows as running work
-// releases resources, and is zero while a start would overlap one of the
-// node's reservations.
-func (c *cluster) nodeSteps(r *request, ni int, gfree []uint64) {
+// rawSteps appends to c.steps the node's task capacity for the request as
+// a step function of the bucket: capacity grows as running work releases
+// resources. Reservations are not applied (see earliestAlt).
+func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 	nb := int32(c.nb)
 	cores, mem := c.freeCore[ni], c.freeMem[ni]
 	for k, g := range r.gres {
@@ -413,9 +291,6 @@ func (c *cluster) nodeSteps(r *request, ni int, gfree []uint64) {
 			c.steps = append(c.steps, step{bk, v})
 		}
 	}
-	if len(c.resv[ni]) > 0 {
-		c.applyBlocks(r, ni, start)
-	}
 	// Drop a node that never has capacity in the window.
 	for _, st := range c.steps[start:] {
 		if st.cap > 0 {
@@ -424,82 +299,6 @@ func (c *cluster) nodeSteps(r *request, ni int, gfree []uint64) {
 	}
 	c.steps = c.steps[:start]
 }
-
-// applyBlocks zeroes the node's capacity at the buckets where a start
-// would overlap a reservation: a start t is blocked by [rs, re) when
-// t < re and t + duration > rs.
-func (c *cluster) applyBlocks(r *request, ni, start int) {
-	res, now, nb := c.res, c.now, int32(c.nb)
-	blocks := c.blocks[:0]
-	for _, sp := range c.resv[ni] {
-		x := sp.start - r.duration - now
-		var lo int64
-		if x >= 0 {
-			lo = x/res + 1
-		}
-		hi := min((sp.end-now+res-1)/res, int64(nb))
-		if lo < hi {
-			blocks = append(blocks, bucketSpan{int32(lo), int32(hi)})
-		}
-	}
-	c.blocks = blocks
-	if len(blocks) == 0 {
-		return
-	}
-	// Few blocks per node: insertion sort, then merge overlaps.
-	for i := 1; i < len(blocks); i++ {
-		for k := i; k > 0 && blocks[k].lo < blocks[k-1].lo; k-- {
-			blocks[k], blocks[k-1] = blocks[k-1], blocks[k]
-		}
-	}
-	merged := blocks[:1]
-	for _, bl := range blocks[1:] {
-		last := &merged[len(merged)-1]
-		if bl.lo <= last.hi {
-			last.hi = max(last.hi, bl.hi)
-			continue
-		}
-		merged = append(merged, bl)
-	}
-	orig := append(c.origSteps[:0], c.steps[start:]...)
-	c.origSteps = orig
-	c.steps = c.steps[:start]
-	// Walk the change points of both step functions in order.
-	si, bi := 0, 0
-	capNow := int32(0)
-	prev := int32(-1)
-	for p := int32(0); p < nb; {
-		for si < len(orig) && orig[si].b <= p {
-			capNow = orig[si].cap
-			si++
-		}
-		for bi < len(merged) && merged[bi].hi <= p {
-			bi++
-		}
-		v := capNow
-		if bi < len(merged) && merged[bi].lo <= p {
-			v = 0
-		}
-		if v != prev {
-			c.steps = append(c.steps, step{p, v})
-			prev = v
-		}
-		next := nb
-		if si < len(orig) {
-			next = min(next, orig[si].b)
-		}
-		if bi < len(merged) {
-			if merged[bi].lo > p {
-				next = min(next, merged[bi].lo)
-			} else {
-				next = min(next, merged[bi].hi)
-			}
-		}
-		p = next
-	}
-}
-
-type bucketSpan struct{ lo, hi int32 }
 
 // capacityGres is capacityWith with GRES availability given explicitly
 // (what will be free at a future time).

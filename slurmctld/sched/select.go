@@ -198,7 +198,12 @@ func (c *cluster) placeByCapacity(r *request, cands, caps []int, chosen []bool, 
 			maxCap = max(maxCap, caps[pos])
 		}
 	}
-	start := make([]int, maxCap+2)
+	// Scratch reused between calls: this runs for many jobs of a pass.
+	if cap(c.pbStart) < maxCap+2 {
+		c.pbStart = make([]int, maxCap+2)
+	}
+	start := c.pbStart[:maxCap+2]
+	clear(start)
 	for pos := range cands {
 		if !chosen[pos] {
 			start[maxCap-caps[pos]+1]++
@@ -207,7 +212,10 @@ func (c *cluster) placeByCapacity(r *request, cands, caps []int, chosen []bool, 
 	for k := 1; k < len(start); k++ {
 		start[k] += start[k-1]
 	}
-	rest := make([]int, start[len(start)-1])
+	if cap(c.pbRest) < start[len(start)-1] {
+		c.pbRest = make([]int, start[len(start)-1])
+	}
+	rest := c.pbRest[:start[len(start)-1]]
 	for pos := range cands {
 		if !chosen[pos] {
 			k := maxCap - caps[pos]

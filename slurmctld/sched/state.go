@@ -45,31 +45,33 @@ type cluster struct {
 
 	rel     [][]release // per node, by time
 	relGres [][]gresAmt // GRES of the releases that have some
-	resv    [][]span    // per node backfill reservations (whole node, as Slurm)
-	// resvFirst is the earliest reservation start on a node, so "can this
-	// start now" needs no walk of the reservation list.
+	// resvFirst is the earliest backfill reservation start on a node, so
+	// "can this start now" is one comparison. The reservations themselves
+	// (whole nodes, as Slurm) are indexed by bucket (see timeline.go).
 	resvFirst []int64
-	gapMax    []int64 // see longestGap
 
 	scratchC, scratchK []int // candidate lists reused between jobs
 	chosenBuf          []bool
+	pbStart, pbRest    []int // placeByCapacity's scratch
 	runBuf             []run
 
-	// Backfill scratch: bucket count and size, the per-node capacity step
-	// functions, the capacity changes by bucket and their histogram.
-	nb        int
-	res       int64
-	evOff     []int32
-	fill      []int32
-	events    []capChange
-	hist      []int32
-	gfree     []uint64
-	blocks    []bucketSpan
-	origSteps []step
-	nodeIdx   []int
-	stepOff   []int
-	steps     []step
-	whyCache  map[whyKey]Reason
+	// Backfill: bucket count and size, the capacity classes and the
+	// reservations indexed by first bucket and by end bucket (see
+	// timeline.go), and the sweep's scratch.
+	nb          int
+	res         int64
+	maxCPUs     int  // most CPUs of any node: no task capacity exceeds it
+	anyExclUser bool // some job on some node wants its user alone there
+	classes     map[string]*capClass
+	classList   []*capClass
+	spanByK     [][]resvSpan
+	spanByE     [][]resvSpan
+	sweepNodes  []sweepNode
+	sweepAvail  *bitset.BitSet
+	hist        []int32
+	gfree       []uint64
+	steps       []step
+	whyCache    map[whyKey]Reason
 }
 
 const (
@@ -99,8 +101,6 @@ type release struct {
 	whole, user bool
 }
 
-type span struct{ start, end int64 }
-
 func newCluster(s *Snapshot) *cluster {
 	n := uint(len(s.Nodes))
 	c := &cluster{
@@ -122,15 +122,16 @@ func newCluster(s *Snapshot) *cluster {
 		userOn:    make([]int64, n),
 		exclUser:  make([]bool, n),
 		rel:       make([][]release, n),
-		resv:      make([][]span, n),
 		resvFirst: make([]int64, n),
-		gapMax:    make([]int64, n),
 		whyCache:  map[whyKey]Reason{},
+		classes:   map[string]*capClass{},
 	}
 	// Backfill time steps: start times are now + k*bf_resolution within
 	// bf_window.
 	c.res = max(s.Config.BF.Resolution, 1)
 	c.nb = int(max(s.Config.BF.Window, c.res)/c.res) + 1
+	c.spanByK = make([][]resvSpan, c.nb)
+	c.spanByE = make([][]resvSpan, c.nb)
 	words := 0
 	for i := range s.Nodes {
 		c.coreOff[i] = words
@@ -150,6 +151,7 @@ func newCluster(s *Snapshot) *cluster {
 			c.coreBits[c.coreOff[i]+k/64] |= 1 << (k % 64)
 		}
 		c.freeCore[i] = int32(cores)
+		c.maxCPUs = max(c.maxCPUs, cores*max(int(nd.ThreadsPerCore), 1))
 		c.freeMem[i] = nd.RealMemory
 		if len(nd.Gres) > 0 {
 			c.gres[i] = make([]gresSlot, len(nd.Gres))
@@ -159,7 +161,6 @@ func newCluster(s *Snapshot) *cluster {
 		}
 		c.userOn[i] = noUser
 		c.resvFirst[i] = math.MaxInt64
-		c.gapMax[i] = math.MaxInt64
 	}
 	c.buildConfigs()
 	c.partBits = make([]*bitset.BitSet, len(s.Partitions))
@@ -263,6 +264,7 @@ func (c *cluster) take(a *Allocation, end int64) {
 		}
 		if a.ExclusiveUser {
 			c.exclUser[ni] = true
+			c.anyExclUser = true
 		}
 		switch c.userOn[ni] {
 		case noUser:
@@ -290,36 +292,12 @@ func (c *cluster) sortReleases(ni int) {
 // reservation does in Slurm (whole nodes).
 func (c *cluster) reserve(nodes []int, start, end int64) {
 	for _, ni := range nodes {
-		rs := append(c.resv[ni], span{start, end})
-		for k := len(rs) - 1; k > 0 && rs[k].start < rs[k-1].start; k-- {
-			rs[k], rs[k-1] = rs[k-1], rs[k]
-		}
-		c.resv[ni] = rs
 		if start < c.resvFirst[ni] {
 			c.resvFirst[ni] = start
 		}
-		c.gapMax[ni] = c.longestGap(rs)
 	}
-}
-
-// longestGap is the longest time a node is free of reservations, counting
-// only gaps that begin inside the window; math.MaxInt64 when the node is
-// free from some point in the window on. A job longer than that cannot be
-// placed on the node in this pass.
-func (c *cluster) longestGap(rs []span) int64 {
-	horizon := c.now + int64(c.nb)*c.res
-	best := int64(0)
-	from := c.now
-	for _, sp := range rs {
-		if sp.start > from && from < horizon {
-			best = max(best, sp.start-from)
-		}
-		from = max(from, sp.end)
-	}
-	if from < horizon {
-		return math.MaxInt64
-	}
-	return best
+	// Reservations start on bucket boundaries (see earliestAlt).
+	c.addSpans(nodes, int32((start-c.now)/c.res), int32(min((end-c.now+c.res-1)/c.res, int64(c.nb))))
 }
 
 // gresFree is what a node has free of a (name, type) GRES; an empty type
