@@ -1,0 +1,238 @@
+package ctld
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+// NO_VAL and friends as Slurm packs them.
+const (
+	noVal   uint32 = 0xfffffffe
+	noVal16 uint16 = 0xfffe
+	noVal64 uint64 = 0xfffffffffffffffe
+)
+
+// Node is one node record: the configured resources (what the controller
+// schedules with and reports, as 22.05 reports config_ptr's values), the
+// state and what the last registration said.
+type Node struct {
+	Index                    int
+	Name, Hostname, Addr     string
+	BcastAddr                string
+	Port                     uint16
+	CPUs, Boards, Sockets    uint16 // Sockets: total over all boards
+	Cores, Threads           uint16 // per socket, per core
+	RealMemory               uint64 // MB
+	TmpDisk                  uint32 // MB
+	Weight                   uint32
+	Features, Gres           string
+	Comment, Extra           string
+	CoreSpecCnt              uint16
+	CPUSpecList              string
+	MemSpecLimit             uint64
+	CPUBind                  uint32
+	CPUsEfctv                uint16
+	State, NextState         uint32
+	Reason                   string
+	ReasonTime               int64
+	ReasonUID                uint32
+	Version, Arch, OS        string
+	CPULoad                  uint32
+	FreeMem                  uint64
+	BootTime, UpTime         int64
+	SlurmdStartTime          int64
+	LastBusy, LastResponse   int64
+	CPULoadTime, FreeMemTime int64
+	Owner                    uint32
+	Partitions               []string
+	AllocCPUs                uint16 // set by the job manager
+	AllocMem                 uint64 // MB, set by the job manager
+	RunJobs, CompletingJobs  int    // set by the job manager
+	ProtocolVersion          uint16
+}
+
+// Base is the node's base state (IDLE, DOWN, ...).
+func (n *Node) Base() uint32 { return n.State & msg.NodeStateBase }
+
+// Has reports whether the node has every flag in f.
+func (n *Node) Has(f uint32) bool { return n.State&f == f }
+
+// IsDown, IsIdle ... as Slurm's IS_NODE_* macros.
+func (n *Node) IsDown() bool      { return n.Base() == msg.NodeStateDown }
+func (n *Node) IsIdle() bool      { return n.Base() == msg.NodeStateIdle }
+func (n *Node) IsUnknown() bool   { return n.Base() == msg.NodeStateUnknown }
+func (n *Node) IsFuture() bool    { return n.Base() == msg.NodeStateFuture }
+func (n *Node) IsDrain() bool     { return n.Has(msg.NodeStateDrain) }
+func (n *Node) IsFail() bool      { return n.Has(msg.NodeStateFail) }
+func (n *Node) IsNoRespond() bool { return n.Has(msg.NodeStateNoRespond) }
+func (n *Node) IsAllocated() bool { return n.Base() == msg.NodeStateAllocated }
+
+// Available reports whether jobs may be started on the node (Slurm's
+// avail_node_bitmap).
+func (n *Node) Available() bool {
+	if n.IsDown() || n.IsDrain() || n.IsFail() || n.IsNoRespond() || n.IsFuture() || n.IsUnknown() {
+		return false
+	}
+	return !n.Has(msg.NodeStateInvalidReg)
+}
+
+// TresFmtStr is the node's TRES as Slurm prints them ("cpu=2,mem=1000M,billing=2").
+func (n *Node) TresFmtStr() string {
+	return fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUs, memUnits(n.RealMemory), n.CPUs)
+}
+
+// memUnits renders MB the way Slurm's TRES strings do: the largest unit
+// that divides exactly.
+func memUnits(mb uint64) string {
+	units := []string{"M", "G", "T", "P"}
+	i := 0
+	for mb != 0 && mb%1024 == 0 && i < len(units)-1 {
+		mb /= 1024
+		i++
+	}
+	return fmt.Sprintf("%d%s", mb, units[i])
+}
+
+// newNodes builds the node table from slurm.conf.
+func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
+	var nodes []*Node
+	for i, cn := range c.Nodes {
+		nl := c.NodeLines[cn.Line]
+		n := &Node{
+			Index: i, Name: cn.Name, Hostname: cn.Hostname, Addr: cn.Addr,
+			BcastAddr: cn.BcastAddr, Port: cn.Port,
+			CPUs: nl.CPUs, Boards: nl.Boards, Sockets: nl.Sockets,
+			Cores: nl.CoresPerSocket, Threads: nl.ThreadsPerCore,
+			RealMemory: uint64(nl.RealMemory), TmpDisk: uint32(nl.TmpDisk),
+			Weight: nl.Weight, Features: strings.Join(nl.Features, ","),
+			CoreSpecCnt: nl.CoreSpecCount, CPUSpecList: nl.CPUSpecList,
+			MemSpecLimit: uint64(nl.MemSpecLimit), CPUBind: nl.CpuBindFlags,
+			NextState: noVal, ReasonUID: noVal, Owner: noVal,
+			CPULoad: noVal, FreeMem: noVal64,
+		}
+		if n.Port == 0 {
+			n.Port = uint16(c.SlurmdPort)
+		}
+		if n.Hostname == "" {
+			n.Hostname = n.Name
+		}
+		if n.Addr == "" {
+			n.Addr = n.Hostname
+		}
+		var gres []string
+		for _, g := range nl.Gres {
+			s := g.Name
+			if g.Type != "" {
+				s += ":" + g.Type
+			}
+			s += fmt.Sprintf(":%d", g.Count)
+			gres = append(gres, s)
+		}
+		n.Gres = strings.Join(gres, ",")
+		tpc := uint16(1)
+		if uint32(n.Sockets)*uint32(n.Cores) < uint32(n.CPUs) {
+			tpc = n.Threads
+		}
+		n.CPUsEfctv = n.CPUs - n.CoreSpecCnt*tpc
+		st, err := configState(nl.State)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		n.State = st
+		if nl.Reason != "" {
+			n.Reason, n.ReasonTime, n.ReasonUID = nl.Reason, now, slurmUID
+		}
+		nodes = append(nodes, n)
+	}
+	// DownNodes= lines override the state and reason.
+	for _, d := range c.DownNodes {
+		st, err := configState(d.State)
+		if err != nil {
+			return nil, fmt.Errorf("DownNodes=%s: %w", d.Nodes, err)
+		}
+		if d.State == "" {
+			st = msg.NodeStateDown
+		}
+		names, err := expandNodes(d.Nodes)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			i, ok := c.NodeIndex[name]
+			if !ok {
+				return nil, fmt.Errorf("DownNodes=%s: unknown node %s", d.Nodes, name)
+			}
+			nodes[i].State = st
+			if d.Reason != "" {
+				nodes[i].Reason, nodes[i].ReasonTime, nodes[i].ReasonUID = d.Reason, now, slurmUID
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// configState reads a State= value of a NodeName or DownNodes line.
+func configState(s string) (uint32, error) {
+	switch strings.ToUpper(s) {
+	case "", "UNKNOWN":
+		return msg.NodeStateUnknown, nil
+	case "DOWN":
+		return msg.NodeStateDown, nil
+	case "IDLE":
+		return msg.NodeStateIdle, nil
+	case "FUTURE":
+		return msg.NodeStateFuture, nil
+	case "DRAIN":
+		return msg.NodeStateUnknown | msg.NodeStateDrain, nil
+	case "FAIL":
+		return msg.NodeStateUnknown | msg.NodeStateFail, nil
+	case "CLOUD":
+		return msg.NodeStateUnknown | msg.NodeStateCloud, nil
+	}
+	return 0, fmt.Errorf("invalid node state %s", s)
+}
+
+// StateString is node_state_string (the upper-case names scontrol prints),
+// for log messages.
+func StateString(st uint32) string {
+	base := st & msg.NodeStateBase
+	drain := st&msg.NodeStateDrain != 0
+	compl := st&msg.NodeStateCompleting != 0
+	noResp := ""
+	if st&msg.NodeStateNoRespond != 0 {
+		noResp = "*"
+	}
+	if st&msg.NodeStateInvalidReg != 0 {
+		return "INVAL" + noResp
+	}
+	if drain {
+		if compl || base == msg.NodeStateAllocated || base == msg.NodeStateMixed {
+			return "DRAINING" + noResp
+		}
+		return "DRAINED" + noResp
+	}
+	if st&msg.NodeStateFail != 0 {
+		if compl || base == msg.NodeStateAllocated {
+			return "FAILING" + noResp
+		}
+		return "FAIL" + noResp
+	}
+	name := map[uint32]string{
+		msg.NodeStateUnknown: "UNKNOWN", msg.NodeStateDown: "DOWN", msg.NodeStateIdle: "IDLE",
+		msg.NodeStateAllocated: "ALLOCATED", msg.NodeStateError: "ERROR", msg.NodeStateMixed: "MIXED",
+		msg.NodeStateFuture: "FUTURE",
+	}[base]
+	if name == "" {
+		name = "?"
+	}
+	if compl {
+		if base == msg.NodeStateAllocated {
+			return name + "+" + noResp
+		}
+		return "COMPLETING" + noResp
+	}
+	return name + noResp
+}

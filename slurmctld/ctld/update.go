@@ -1,0 +1,236 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/server"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+// rpcUpdateNode is _slurm_rpc_update_node.
+func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.UpdateNodeRequest](r.Body)
+	if !c.Config().SuperUser(r.Identity.UID) {
+		c.log.Error(fmt.Sprintf("Security violation, UPDATE_NODE RPC from uid=%d", r.Identity.UID))
+		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(slurmerr.ESLURM_USER_ID_MISSING)))
+		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	rc, up := c.UpdateNode(req, r.Identity.UID)
+	if rc != 0 {
+		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(rc)))
+	}
+	if c.opts.Hooks.NodeUp != nil {
+		for _, n := range up {
+			c.opts.Hooks.NodeUp(n)
+		}
+	}
+	if len(up) > 0 || rc == 0 {
+		c.kickPing()
+	}
+	return server.RC(rc)
+}
+
+// UpdateNode is update_node for the state and reason (the parts scontrol
+// update NodeName=... State=... Reason=... uses). It returns Slurm's error
+// code and the nodes that became available.
+func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []string) {
+	if !req.NodeNames.Valid {
+		c.log.Info("update_node: invalid node name")
+		return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+	}
+	for _, unsupported := range []struct {
+		set  bool
+		what string
+	}{
+		{req.NodeAddr.Valid, "NodeAddr"}, {req.NodeHostname.Valid, "NodeHostname"},
+		{req.Features.Valid, "AvailableFeatures"}, {req.FeaturesAct.Valid, "ActiveFeatures"},
+		{req.Gres.Valid, "Gres"}, {req.Weight != noVal, "Weight"}, {req.CPUBind != 0, "CpuBind"},
+	} {
+		if unsupported.set {
+			c.log.Error(fmt.Sprintf("update_node: changing %s is not supported by goslurm's slurmctld", unsupported.what))
+			return slurmerr.ESLURM_NOT_SUPPORTED, nil
+		}
+	}
+	names, err := hostlist.Expand(req.NodeNames.Value)
+	if err != nil || len(names) == 0 {
+		c.log.Info(fmt.Sprintf("update_node: expansion of node specification '%s' resulted in zero nodes", req.NodeNames.Value))
+		return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var nodes []*Node
+	for _, name := range names {
+		n := c.nodeIndex[name]
+		if n == nil {
+			c.log.Info(fmt.Sprintf("update_node: node %s does not exist", name))
+			return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+		}
+		nodes = append(nodes, n)
+	}
+	now := c.now().Unix()
+	rc := 0
+	var up []string
+	for _, n := range nodes {
+		wasAvail := n.Available()
+		if req.Extra.Valid {
+			n.Extra = req.Extra.Value
+		}
+		if req.Comment.Valid {
+			n.Comment = req.Comment.Value
+		}
+		state := req.NodeState
+		if equivalentState(n, state) && n.Reason == req.Reason.Value {
+			continue
+		}
+		if req.Reason.Valid && req.Reason.Value != "" {
+			n.Reason, n.ReasonTime, n.ReasonUID = req.Reason.Value, now, uid
+			c.log.Info(fmt.Sprintf("update_node: node %s reason set to: %s", n.Name, n.Reason))
+		}
+		nrc, acctUpdated := c.setNodeState(n, state, now)
+		if nrc != 0 {
+			rc = nrc
+		}
+		if !acctUpdated && !n.IsDown() && !n.IsDrain() && !n.IsFail() {
+			nodeUp(n)
+		}
+		if !wasAvail && n.Available() {
+			up = append(up, n.Name)
+		}
+	}
+	c.lastNodeUpdate = now
+	return rc, up
+}
+
+// requireNodeReg is _require_node_reg: mark the node not responding until
+// it registers again, and ping now.
+func (c *Controller) requireNodeReg(n *Node, now int64) {
+	n.State |= msg.NodeStateNoRespond
+	n.LastResponse = now
+	n.BootTime = 0
+	c.pingNow = true
+}
+
+func equivalentState(n *Node, st uint32) bool {
+	switch {
+	case st == noVal:
+		return true
+	case st == msg.NodeStateDown && n.IsDown(),
+		st == msg.NodeStateDrain && n.IsDrain(),
+		st == msg.NodeStateFail && n.IsFail():
+		return true
+	}
+	return false
+}
+
+// validStateChange is _valid_node_state_change (power saving is not
+// supported, so the POWER_* requests are refused as with it off).
+func validStateChange(old, st uint32) bool {
+	if old == st {
+		return true
+	}
+	base := old & msg.NodeStateBase
+	flags := old &^ msg.NodeStateBase
+	switch st {
+	case msg.NodeStateDown, msg.NodeStateDrain, msg.NodeStateFail, msg.NodeStateNoRespond:
+		return true
+	case msg.NodeStateUndrain:
+		return flags&msg.NodeStateInvalidReg == 0
+	case msg.NodeResume:
+		if flags&msg.NodeStatePoweringDown != 0 {
+			return true
+		}
+		if flags&msg.NodeStateInvalidReg != 0 {
+			return false
+		}
+		return base == msg.NodeStateDown || base == msg.NodeStateFuture ||
+			flags&(msg.NodeStateDrain|msg.NodeStateFail|msg.NodeStateRebootRequested) != 0
+	case msg.NodeStateRebootCancel:
+		return flags&msg.NodeStateRebootRequested != 0
+	case msg.NodeStateFuture:
+		return base == msg.NodeStateDown || base == msg.NodeStateIdle
+	case msg.NodeStateIdle:
+		return flags&msg.NodeStateInvalidReg == 0 && (base == msg.NodeStateDown || base == msg.NodeStateIdle)
+	case msg.NodeStateAllocated:
+		return base == msg.NodeStateAllocated
+	}
+	return false
+}
+
+// setNodeState is update_node's state change for one node: Slurm's error
+// code, and whether accounting was told the node is up (which clears the
+// reason).
+func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) {
+	if state == noVal {
+		return 0, false
+	}
+	base := n.Base()
+	if !validStateChange(n.State, state) {
+		c.log.Info(fmt.Sprintf("Invalid node state transition requested for node %s from=%s to=%s",
+			n.Name, StateString(n.State), StateString(state)))
+		return slurmerr.ESLURM_INVALID_NODE_STATE, false
+	}
+	flags := n.State &^ msg.NodeStateBase
+	acctUpdated := false
+	switch state {
+	case msg.NodeResume:
+		if n.IsIdle() && (n.IsDrain() || n.IsFail()) {
+			nodeUp(n)
+			acctUpdated = true
+		}
+		n.State &^= msg.NodeStateDrain | msg.NodeStateFail | msg.NodeStateRebootRequested | msg.NodeStateRebootIssued
+		switch {
+		case base == msg.NodeStateDown, base == msg.NodeStateFuture:
+			state = msg.NodeStateIdle
+			c.requireNodeReg(n, now)
+		case flags&msg.NodeStateDrain != 0:
+			state = base
+			c.requireNodeReg(n, now)
+		default:
+			state = base
+		}
+	case msg.NodeStateUndrain:
+		if n.IsIdle() && n.IsDrain() {
+			nodeUp(n)
+			acctUpdated = true
+		}
+		n.State &^= msg.NodeStateDrain
+		c.requireNodeReg(n, now)
+		state = base
+	}
+	switch {
+	case state == msg.NodeStateDown:
+		c.makeNodeDown(n)
+	case state == msg.NodeStateFuture:
+		c.makeNodeDown(n)
+		n.State = msg.NodeStateFuture
+	case state == msg.NodeStateIdle:
+		if n.IsDown() || (n.IsIdle() && (n.IsDrain() || n.IsFail())) {
+			nodeUp(n)
+			acctUpdated = true
+		}
+		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
+		n.LastBusy = now
+	case state == msg.NodeStateAllocated:
+	case state == msg.NodeStateDrain || state == msg.NodeStateFail:
+		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
+		n.State |= state
+		state = n.State
+	case state == msg.NodeStateNoRespond:
+		n.State |= msg.NodeStateNoRespond
+		state = base
+	case state&msg.NodeStateBase == state:
+		// base states set as they are (after the cases above)
+	default:
+		c.log.Info(fmt.Sprintf("Invalid node state specified %d", state))
+		return slurmerr.ESLURM_INVALID_NODE_STATE, false
+	}
+	n.State = state | (n.State &^ msg.NodeStateBase)
+	if !n.Has(msg.NodeStateRebootRequested) && !n.Has(msg.NodeStateRebootIssued) {
+		n.NextState = noVal
+	}
+	c.log.Info(fmt.Sprintf("update_node: node %s state set to %s", n.Name, StateString(state)))
+	return 0, acctUpdated
+}

@@ -1,0 +1,534 @@
+// Package ctldharness runs a Slurm 22.05 cluster on loopback whose
+// controller is any slurmctld binary (Debian's real one, or goslurm's built
+// by the test) with Debian's real slurmd nodes (slurmd -N name, one Port
+// per node) and a private munged, so one test can bring the same cluster up
+// with either controller and compare what the real commands print.
+//
+// The configuration is written once and kept for every start, so both
+// controllers see byte-identical slurm.conf files (same paths, same
+// ports). State, spool and log directories are emptied between starts.
+package ctldharness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/credential/munge/mungetest"
+	"github.com/goslurm/goslurm/testsuite/oracle"
+)
+
+// Options configure the cluster.
+type Options struct {
+	Nodes      int // n1..nN; 0 means 2
+	CPUs       int // CPUs= per node; 0 means 2
+	RealMemory int // MB per node; 0 means 1000
+	// NodeRealMemory and NodeCPUs override RealMemory and CPUs for some
+	// nodes.
+	NodeRealMemory map[string]int
+	NodeCPUs       map[string]int
+	// NoConfigOverrides leaves SlurmdParameters=config_overrides out, so
+	// registrations are checked against the configuration.
+	NoConfigOverrides bool
+	ExtraConf         []string // lines before the node lines
+	Partitions        []string // PartitionName lines; nil means one "debug" with every node
+}
+
+// Cluster is the configuration, the munged and whatever daemons run now.
+type Cluster struct {
+	Dir      string
+	Conf     string
+	Munge    *mungetest.Daemon
+	CtldPort int
+	Nodes    []Node
+	User     string
+
+	tb    testing.TB
+	opts  Options
+	procs []*proc
+	locks []io.Closer
+}
+
+// Node is one slurmd.
+type Node struct {
+	Name string
+	Port int
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// RealSbin returns the path of a real Slurm daemon, skipping the test
+// when it is not installed (failing it under GOSLURM_REQUIRE_ORACLE=1).
+func RealSbin(tb testing.TB, name string) string {
+	tb.Helper()
+	if d := os.Getenv(oracle.DirEnv); d != "" {
+		if p := filepath.Join(d, name); isExec(p) {
+			return p
+		}
+	}
+	for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/sbin"} {
+		if p := filepath.Join(d, name); isExec(p) {
+			return p
+		}
+	}
+	oracle.Unavailable(tb, "real Slurm daemon "+name+" not found")
+	return ""
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// New writes the configuration and starts munged; no Slurm daemon runs yet.
+func New(tb testing.TB, opts Options) *Cluster {
+	tb.Helper()
+	if opts.Nodes <= 0 {
+		opts.Nodes = 2
+	}
+	if opts.CPUs <= 0 {
+		opts.CPUs = 2
+	}
+	if opts.RealMemory <= 0 {
+		opts.RealMemory = 1000
+	}
+	u, err := user.Current()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if u.Uid != "0" {
+		oracle.Unavailable(tb, "ctldharness: real slurmd needs root")
+	}
+	md := mungetest.Start(tb, mungetest.Options{})
+	dir, err := os.MkdirTemp("", "ctldh-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	c := &Cluster{Dir: dir, Munge: md, User: u.Username, tb: tb, opts: opts}
+	tb.Cleanup(c.cleanup)
+	ports, locks, err := freePorts(1 + opts.Nodes)
+	c.locks = locks
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.CtldPort = ports[0]
+	for i := 1; i <= opts.Nodes; i++ {
+		c.Nodes = append(c.Nodes, Node{Name: "n" + strconv.Itoa(i), Port: ports[i]})
+	}
+	if err := c.reset(); err != nil {
+		tb.Fatal(err)
+	}
+	c.Conf = filepath.Join(dir, "etc", "slurm.conf")
+	if err := os.WriteFile(c.Conf, []byte(c.confText()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// reset empties the per-run directories.
+func (c *Cluster) reset() error {
+	for _, sub := range []string{"state", "log", "run", "spool"} {
+		p := filepath.Join(c.Dir, sub)
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.Nodes {
+		if err := os.MkdirAll(filepath.Join(c.Dir, "spool", n.Name), 0o755); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(filepath.Join(c.Dir, "etc"), 0o755)
+}
+
+func (c *Cluster) confText() string {
+	d := c.Dir
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p("ClusterName=ctldh")
+	p("SlurmctldHost=localhost")
+	p("SlurmctldPort=%d", c.CtldPort)
+	p("SlurmdPort=%d", c.Nodes[0].Port)
+	p("SlurmUser=%s", c.User)
+	p("SlurmdUser=%s", c.User)
+	p("AuthType=auth/munge")
+	p("AuthInfo=socket=%s", c.Munge.Socket)
+	p("CredType=cred/munge")
+	p("StateSaveLocation=%s", filepath.Join(d, "state"))
+	p("SlurmdSpoolDir=%s", filepath.Join(d, "spool", "%n"))
+	p("SlurmctldPidFile=%s", filepath.Join(d, "run", "slurmctld.pid"))
+	p("SlurmdPidFile=%s", filepath.Join(d, "run", "slurmd-%n.pid"))
+	p("SlurmctldLogFile=%s", filepath.Join(d, "log", "slurmctld.log"))
+	p("SlurmdLogFile=%s", filepath.Join(d, "log", "slurmd-%n.log"))
+	p("SlurmctldDebug=info")
+	p("SlurmdDebug=info")
+	p("ProctrackType=proctrack/linuxproc")
+	p("TaskPlugin=task/none")
+	p("SelectType=select/cons_tres")
+	p("SelectTypeParameters=CR_Core")
+	p("SchedulerType=sched/backfill")
+	p("CommunicationParameters=NoInAddrAny,NoCtldInAddrAny")
+	p("MpiDefault=none")
+	p("MailProg=/bin/true")
+	p("ReturnToService=2")
+	if !c.opts.NoConfigOverrides {
+		p("SlurmdParameters=config_overrides")
+	}
+	p("JobAcctGatherType=jobacct_gather/none")
+	p("AccountingStorageType=accounting_storage/none")
+	p("JobCompType=jobcomp/none")
+	p("PlugStackConfig=%s", filepath.Join(d, "etc", "plugstack.conf"))
+	for _, l := range c.opts.ExtraConf {
+		p("%s", l)
+	}
+	for _, n := range c.Nodes {
+		mem := c.opts.RealMemory
+		if m, ok := c.opts.NodeRealMemory[n.Name]; ok {
+			mem = m
+		}
+		cpus := c.opts.CPUs
+		if v, ok := c.opts.NodeCPUs[n.Name]; ok {
+			cpus = v
+		}
+		p("NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d State=UNKNOWN",
+			n.Name, n.Port, cpus, mem)
+	}
+	if c.opts.Partitions == nil {
+		p("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
+	}
+	for _, l := range c.opts.Partitions {
+		p("%s", l)
+	}
+	return b.String()
+}
+
+// Start launches the controller ctld (with args, then -D -f conf) and every
+// node's real slurmd, and waits until `scontrol ping` says UP and every
+// node has registered (sinfo shows no node in an unknown or
+// not-responding state).
+func (c *Cluster) Start(ctld string, args ...string) {
+	c.tb.Helper()
+	if err := c.reset(); err != nil {
+		c.tb.Fatal(err)
+	}
+	slurmd := RealSbin(c.tb, "slurmd")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.launch("slurmctld", ctld, append(args, "-D", "-f", c.Conf)...); err != nil {
+		c.tb.Fatal(err)
+	}
+	if err := c.poll(ctx, func() bool {
+		out, _, err := c.Run("scontrol", "ping")
+		return err == nil && strings.Contains(out, "is UP")
+	}); err != nil {
+		c.tb.Fatalf("controller not answering scontrol ping: %v\n%s", err, c.Logs())
+	}
+	for _, n := range c.Nodes {
+		if _, err := c.launch("slurmd-"+n.Name, slurmd, "-D", "-N", n.Name, "-f", c.Conf); err != nil {
+			c.tb.Fatal(err)
+		}
+	}
+	var last string
+	if err := c.poll(ctx, func() bool {
+		out, _, err := c.Run("sinfo", "-h", "-N", "-o", "%N %T")
+		if err != nil {
+			return false
+		}
+		last = out
+		ok := 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && !strings.HasPrefix(f[1], "unknown") && !strings.HasSuffix(f[1], "*") {
+				ok++
+			}
+		}
+		return ok == len(c.Nodes)
+	}); err != nil {
+		c.tb.Fatalf("nodes did not register (last sinfo: %q): %v\n%s", last, err, c.Logs())
+	}
+}
+
+// Stop terminates every daemon (slurmds first) with SIGTERM, then SIGKILL
+// after 10 s.
+func (c *Cluster) Stop() {
+	var ctld, rest []*proc
+	for _, p := range c.procs {
+		if p.name == "slurmctld" {
+			ctld = append(ctld, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	stopAll(rest)
+	stopAll(ctld)
+	c.procs = nil
+	// A controller built with -race reports on its standard error.
+	if b, err := os.ReadFile(filepath.Join(c.Dir, "log", "slurmctld.stdout")); err == nil && bytes.Contains(b, []byte("WARNING: DATA RACE")) {
+		c.tb.Errorf("data race in slurmctld:\n%s", b)
+	}
+}
+
+// StopNode terminates one node's slurmd.
+func (c *Cluster) StopNode(name string) {
+	for i, p := range c.procs {
+		if p.name == "slurmd-"+name {
+			stopAll([]*proc{p})
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// StartNode launches one node's real slurmd again (after StopNode).
+func (c *Cluster) StartNode(name string) {
+	c.tb.Helper()
+	if _, err := c.launch("slurmd-"+name, RealSbin(c.tb, "slurmd"), "-D", "-N", name, "-f", c.Conf); err != nil {
+		c.tb.Fatal(err)
+	}
+}
+
+// Exited reports whether the daemon called name ("slurmctld",
+// "slurmd-n1", ...) was started and has exited.
+func (c *Cluster) Exited(name string) bool {
+	for _, p := range c.procs {
+		if p.name == name {
+			select {
+			case <-p.done:
+				return true
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// WaitExit waits up to timeout for the daemon called name to exit.
+func (c *Cluster) WaitExit(name string, timeout time.Duration) bool {
+	for _, p := range c.procs {
+		if p.name == name {
+			select {
+			case <-p.done:
+				return true
+			case <-time.After(timeout):
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// Ctld returns the running controller process (nil when none runs).
+func (c *Cluster) Ctld() *os.Process {
+	for _, p := range c.procs {
+		if p.name == "slurmctld" {
+			return p.cmd.Process
+		}
+	}
+	return nil
+}
+
+// CtldDone is closed when the controller exits.
+func (c *Cluster) CtldDone() <-chan struct{} {
+	for _, p := range c.procs {
+		if p.name == "slurmctld" {
+			return p.done
+		}
+	}
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+func stopAll(ps []*proc) {
+	for _, p := range ps {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	}
+	deadline := time.After(10 * time.Second)
+	for _, p := range ps {
+		select {
+		case <-p.done:
+		case <-deadline:
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	for _, p := range ps {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+func (c *Cluster) launch(name, bin string, args ...string) (*proc, error) {
+	out, err := os.OpenFile(filepath.Join(c.Dir, "log", name+".stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = c.Env()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = c.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// Env is the environment of the daemons and commands.
+func (c *Cluster) Env() []string {
+	return []string{"SLURM_CONF=" + c.Conf, "PATH=/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + c.Dir}
+}
+
+// Run runs a real client command (sinfo, scontrol, ...) and returns its
+// standard output and error.
+func (c *Cluster) Run(name string, args ...string) (string, string, error) {
+	bin := oracle.Binary(c.tb, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = c.Env()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// RunAs runs a real client command as another user.
+func (c *Cluster) RunAs(uid, gid uint32, name string, args ...string) (string, string, error) {
+	bin := oracle.Binary(c.tb, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = c.Env()
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// Poll calls ready every 100 ms until it returns true or timeout passes.
+func (c *Cluster) Poll(timeout time.Duration, ready func() bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return c.poll(ctx, ready)
+}
+
+func (c *Cluster) poll(ctx context.Context, ready func() bool) error {
+	for {
+		if ready() {
+			return nil
+		}
+		for _, p := range c.procs {
+			select {
+			case <-p.done:
+				return fmt.Errorf("%s exited: %v", p.name, p.err)
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Logs returns every daemon log and output, each under a heading.
+func (c *Cluster) Logs() string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(c.Dir, "log", "*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil || len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "==== %s ====\n%s\n", filepath.Base(f), bytes.TrimRight(data, "\n"))
+	}
+	return b.String()
+}
+
+func (c *Cluster) cleanup() {
+	c.Stop()
+	if c.tb.Failed() {
+		c.tb.Logf("ctldharness logs (%s):\n%s", c.Dir, c.Logs())
+	}
+	for _, l := range c.locks {
+		_ = l.Close()
+	}
+	_ = os.RemoveAll(c.Dir)
+}
+
+// freePorts reserves n free TCP ports below the ephemeral range (an
+// abstract unix socket per port keeps parallel tests apart), as
+// testsuite/realslurm does.
+func freePorts(n int) ([]int, []io.Closer, error) {
+	lo, hi := 20000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v-lo >= 1000 {
+				hi = v
+			}
+		}
+	}
+	var ports []int
+	var locks []io.Closer
+	seen := map[int]bool{}
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 2000 {
+			return ports, locks, fmt.Errorf("no free TCP ports in [%d,%d)", lo, hi)
+		}
+		p := lo + rand.IntN(hi-lo)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		lock, err := net.Listen("unix", "@goslurm-realslurm-port-"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l, err := net.Listen("tcp4", "0.0.0.0:"+strconv.Itoa(p))
+		if err != nil {
+			lock.Close()
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+		locks = append(locks, lock)
+	}
+	return ports, locks, nil
+}

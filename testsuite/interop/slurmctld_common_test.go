@@ -1,0 +1,70 @@
+package interop
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// ctldBuildOurs builds goslurm's slurmctld into a temporary directory
+// (with the race detector when GOSLURM_CTLD_RACE=1).
+func ctldBuildOurs(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(t.TempDir(), "slurmctld")
+	args := []string{"build", "-o", bin}
+	if os.Getenv("GOSLURM_CTLD_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./slurmctld")...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./slurmctld: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// ctldMask blanks what legitimately differs between two runs of the same
+// cluster: clock times, load and free memory (sampled by slurmd at
+// different moments), the date line of sinfo -l.
+var ctldMask = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(BootTime|SlurmdStartTime|LastBusyTime|ResumeAfterTime)=\S+`), "$1=<time>"},
+	{regexp.MustCompile(`CPULoad=\S+`), "CPULoad=<load>"},
+	{regexp.MustCompile(`FreeMem=\S+`), "FreeMem=<mem>"},
+	{regexp.MustCompile(`\[(\S+)@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\]`), "[$1@<time>]"},
+	{regexp.MustCompile(`(?m)^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$`), "<date>"},
+	{regexp.MustCompile(`(?m)^(Configuration data as of|BOOT_TIME +=) \S+$`), "$1 <time>"},
+	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`), "<time>"},
+}
+
+func ctldMasked(s string) string {
+	for _, m := range ctldMask {
+		s = m.re.ReplaceAllString(s, m.repl)
+	}
+	return s
+}
+
+// ctldRun runs a real command and returns what it printed (stdout, then
+// stderr after a marker, and the exit status when it failed).
+func ctldRun(c *ctldharness.Cluster, args ...string) string {
+	out, errOut, err := c.Run(args[0], args[1:]...)
+	var b strings.Builder
+	b.WriteString(out)
+	if errOut != "" {
+		b.WriteString("--- stderr\n" + errOut)
+	}
+	if err != nil {
+		b.WriteString("--- exit: " + err.Error() + "\n")
+	}
+	return b.String()
+}
