@@ -200,6 +200,16 @@ func TestBecomeSlurmUser(t *testing.T) {
 	}
 	port := freePort(t)
 	conf := strings.Replace(readFile(t, writeConf(t, dir, port)), fmt.Sprintf("SlurmUser=%d", os.Geteuid()), "SlurmUser=nobody", 1)
+	// The state is opened after the switch: StateSaveLocation belongs to
+	// SlurmUser, as slurmctld requires.
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(state, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	conf = strings.Replace(conf, "StateSaveLocation="+dir+"\n", "StateSaveLocation="+state+"\n", 1)
 	path := filepath.Join(dir, "slurm.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)

@@ -80,12 +80,6 @@ func run(cli *CLI, stderr io.Writer) int {
 			log.Error(fmt.Sprintf("Unable to reset nice value to %d: %v", *cli.Nice, err))
 		}
 	}
-	if cli.Clear || cli.Recover || cli.Ignore {
-		// No state is saved yet (the state store comes with the job
-		// manager): every start is a clean start, which is what -c asks
-		// for and all -R / -i could give.
-		log.Debug("no saved state to recover (state store not in this build)")
-	}
 	pid, err := writePidFile(c.SlurmctldPidFile)
 	if err != nil {
 		return fatal("Unable to create pidfile `%s': %v", c.SlurmctldPidFile, err)
@@ -95,6 +89,10 @@ func run(cli *CLI, stderr io.Writer) int {
 		pid.Close()
 	}()
 	authn, acceptSlurm, err := security(cfg)
+	if err != nil {
+		return fatal("%v", err)
+	}
+	signer, err := credSigner(cfg)
 	if err != nil {
 		return fatal("%v", err)
 	}
@@ -121,6 +119,11 @@ func run(cli *CLI, stderr io.Writer) int {
 	if err != nil {
 		return fatal("%v", err)
 	}
+	closeState, err := openJobs(cli, cfg, ctl, signer, log)
+	if err != nil {
+		return fatal("%v", err)
+	}
+	defer closeState()
 	srv := &server.Server{
 		Auth: authn, Handler: ctl, Codec: cd,
 		Timeout: cfg.MessageTimeout,

@@ -64,6 +64,8 @@ type Controller struct {
 	lastPing       int64
 	lastPingTO     int64
 
+	jobs *jobCore // nil until AttachJobs
+
 	muxMu sync.RWMutex
 	mux   server.Mux
 	kick  chan struct{}
@@ -180,7 +182,15 @@ func (c *Controller) Reconfigure() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.load(cfg, c.nodeIndex)
+	if err := c.load(cfg, c.nodeIndex); err != nil {
+		return err
+	}
+	if c.jobs != nil && c.jobs.opts.Reconfig != nil {
+		if err := c.jobs.opts.Reconfig(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Sender returns the agent that sends to slurmd nodes through forwarding
@@ -197,9 +207,22 @@ func (c *Controller) Sender() *forward.Sender {
 	}
 }
 
-// Run drives the periodic work (the ping cycle) until ctx ends.
+// Run drives the periodic work (the ping cycle, and the job manager's
+// scheduling, time limits and snapshots once attached) until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
+	if c.jobs == nil {
+		c.pingCycle(ctx)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.runJobs(ctx)
+	}()
 	c.pingCycle(ctx)
+	wg.Wait()
+	c.WaitActions()
 }
 
 func expandNodes(expr string) ([]string, error) {

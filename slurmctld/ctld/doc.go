@@ -8,15 +8,26 @@
 // state changes follow 22.05's node_mgr.c (validate_node_specs, update_node,
 // ping_nodes): the same transitions, the same reason texts, the same flags.
 //
-// Extension points for the job manager and the scheduler (a later wave):
+// Jobs. AttachJobs wires a slurmctld/jobs Manager in: the job and step
+// RPC handlers (jobs.go) call it under the controller's one lock, wait
+// for the journal outside the lock, reply, then carry out the returned
+// actions (jobactions.go: batch launch and kills through the forwarding
+// Sender, pushes to srun/salloc, drains). Run then also drives Tick
+// every second, a main scheduling pass on events (submit, completion,
+// node up) and every sched_interval, backfill every bf_interval, state
+// snapshots and the node state file (nodesave.go). The node table's
+// Alloc*/RunJobs/CompletingJobs and ALLOCATED/IDLE/COMPLETING follow
+// jobs.NodeUsage after every call; a DOWN node still holding jobs is
+// handed to jobs.NodeDown by the tick.
 //
-//   - Controller.Handle adds or replaces RPC handlers (REQUEST_JOB_INFO is
-//     answered with an empty list until a job manager replaces it);
+// Extension points:
+//
+//   - Controller.Handle adds or replaces RPC handlers (without a job
+//     manager, REQUEST_JOB_INFO is answered with an empty list and job
+//     submission with ESLURM_NOT_SUPPORTED);
 //   - Controller.View runs a function under the read lock with the node and
-//     partition tables (the scheduler takes its snapshot there);
-//   - Controller.Update runs a function under the write lock (a plan
-//     applier allocates nodes there: Node.AllocCPUs/AllocMem and the
-//     ALLOCATED/MIXED base states);
+//     partition tables;
+//   - Controller.Update runs a function under the write lock;
 //   - Hooks.NodeUp is called (outside the lock) when a node becomes usable,
 //     which is where Slurm calls queue_job_scheduler().
 //

@@ -84,6 +84,19 @@ func (n *Node) TresFmtStr() string {
 	return fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUs, memUnits(n.RealMemory), n.CPUs)
 }
 
+// allocTres is what the jobs hold on the node as a TRES string ("cpu=2",
+// "cpu=2,mem=500M"); empty when nothing is allocated.
+func (n *Node) allocTres() string {
+	if n.AllocCPUs == 0 && n.AllocMem == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("cpu=%d", n.AllocCPUs)
+	if n.AllocMem > 0 {
+		s += ",mem=" + memUnits(n.AllocMem)
+	}
+	return s
+}
+
 // memUnits renders MB the way Slurm's TRES strings do: the largest unit
 // that divides exactly.
 func memUnits(mb uint64) string {

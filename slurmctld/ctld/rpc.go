@@ -138,7 +138,7 @@ func (c *Controller) nodeRecord(n *Node) msg.Node {
 		CPUSpecList: optStr(n.CPUSpecList), CPUsEfctv: n.CPUsEfctv,
 		CPULoad: n.CPULoad, FreeMem: n.FreeMem, Weight: n.Weight, ReasonUID: n.ReasonUID,
 		BootTime: n.BootTime, LastBusy: n.LastBusy, ReasonTime: n.ReasonTime, SlurmdStartTime: n.SlurmdStartTime,
-		SelectNodeInfo: msg.SelectNodeInfo{PluginID: c.cfg.SelectPlugin, AllocCPUs: n.AllocCPUs, AllocMemory: n.AllocMem},
+		SelectNodeInfo: msg.SelectNodeInfo{PluginID: c.cfg.SelectPlugin, AllocCPUs: n.AllocCPUs, AllocMemory: n.AllocMem, TresAllocFmtStr: optStr(n.allocTres())},
 		Arch:           optStr(n.Arch), Features: optStr(n.Features), FeaturesAct: optStr(n.Features),
 		Gres: optStr(n.Gres), OS: optStr(n.OS), Comment: optStr(n.Comment), Extra: optStr(n.Extra),
 		Reason:        optStr(n.Reason),

@@ -8,15 +8,20 @@ import (
 
 // StepInfo handles REQUEST_JOB_STEP_INFO: the steps of running jobs (the
 // batch step of a batch job included, as "ID.batch"), filtered by job id
-// and step id (NO_VAL = all). ok is false when a job id was named and no
-// such job exists (reply ESLURM_INVALID_JOB_ID).
+// and step id (NO_VAL = all). A job id matches a job or its array job id,
+// as step_mgr.c's _pack_job_steps does (so scontrol's job id 0 matches
+// every job that is not an array task). ok is false when the table has
+// jobs but none matched and no step was found (reply
+// ESLURM_INVALID_JOB_ID).
 func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64) (*msg.StepInfoMsg, bool) {
 	out := &msg.StepInfoMsg{LastUpdate: now}
-	if id.JobID != NoVal && m.jobs[id.JobID] == nil {
-		return out, false
-	}
+	valid := false
 	for _, j := range m.Jobs() {
-		if id.JobID != NoVal && j.ID != id.JobID || !j.Running() {
+		if id.JobID != NoVal && j.ID != id.JobID && j.ArrayJobID != id.JobID {
+			continue
+		}
+		valid = true
+		if !j.Running() {
 			continue
 		}
 		if j.Batch && j.BatchHost != "" && (id.StepID == NoVal || id.StepID == msg.StepIDBatch) {
@@ -33,6 +38,9 @@ func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64)
 				out.Steps = append(out.Steps, m.stepRecord(j, st, cl, nodeCount, now))
 			}
 		}
+	}
+	if len(m.jobs) > 0 && !valid && len(out.Steps) == 0 {
+		return out, false
 	}
 	return out, true
 }

@@ -95,11 +95,12 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if j.RespHost == "" {
 		j.RespHost = c.Host
 	}
-	if j.AllocNode == "" {
+	// The authenticated host wins over what the request says, as
+	// slurmctld's _set_hostname replaces alloc_node with the auth host.
+	if c.HostName != "" {
 		j.AllocNode = c.HostName
-		if j.AllocNode == "" {
-			j.AllocNode = c.Host
-		}
+	} else if j.AllocNode == "" {
+		j.AllocNode = c.Host
 	}
 	j.SiteFactor = d.SiteFactor
 	if j.SiteFactor == NoVal {

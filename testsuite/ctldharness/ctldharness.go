@@ -484,7 +484,7 @@ func (c *Cluster) Logs() string {
 
 func (c *Cluster) cleanup() {
 	c.Stop()
-	if c.tb.Failed() {
+	if c.tb.Failed() || os.Getenv("GOSLURM_CTLDH_LOGS") == "1" {
 		c.tb.Logf("ctldharness logs (%s):\n%s", c.Dir, c.Logs())
 	}
 	for _, l := range c.locks {
@@ -531,4 +531,45 @@ func freePorts(n int) ([]int, []io.Closer, error) {
 		locks = append(locks, lock)
 	}
 	return ports, locks, nil
+}
+
+// KillCtld kills the controller with SIGKILL (a crash: nothing is flushed
+// or closed by it) and waits until it is gone. The slurmd nodes keep
+// running.
+func (c *Cluster) KillCtld() {
+	for i, p := range c.procs {
+		if p.name == "slurmctld" {
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// StopCtld stops the controller alone (SIGTERM, SIGKILL after 10 s).
+func (c *Cluster) StopCtld() {
+	for i, p := range c.procs {
+		if p.name == "slurmctld" {
+			stopAll([]*proc{p})
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// StartCtld launches the controller again (after KillCtld or StopCtld)
+// with args, then -D -f conf, keeping the state, spool and log
+// directories, and waits until `scontrol ping` says UP.
+func (c *Cluster) StartCtld(ctld string, args ...string) {
+	c.tb.Helper()
+	if _, err := c.launch("slurmctld", ctld, append(args, "-D", "-f", c.Conf)...); err != nil {
+		c.tb.Fatal(err)
+	}
+	if err := c.Poll(60*time.Second, func() bool {
+		out, _, err := c.Run("scontrol", "ping")
+		return err == nil && strings.Contains(out, "is UP")
+	}); err != nil {
+		c.tb.Fatalf("controller not answering scontrol ping: %v\n%s", err, c.Logs())
+	}
 }

@@ -14,8 +14,13 @@ import (
 
 // ctldBuildOurs builds goslurm's slurmctld into a temporary directory
 // (with the race detector when GOSLURM_CTLD_RACE=1).
+//
+// GOSLURM_CTLD_BIN names a slurmctld already built, to use instead.
 func ctldBuildOurs(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("GOSLURM_CTLD_BIN"); bin != "" {
+		return bin
+	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	bin := filepath.Join(t.TempDir(), "slurmctld")

@@ -180,19 +180,3 @@ func TestSlurmctldPingTree(t *testing.T) {
 		ctldWaitState(t, c, victim, "idle", 60*time.Second)
 	}
 }
-
-// TestSlurmctldJobsNotYet: until the job manager lands, job submission is
-// refused with a clear error (not a fake job id), and the queue is empty.
-func TestSlurmctldJobsNotYet(t *testing.T) {
-	ours := ctldBuildOurs(t)
-	c := ctldharness.New(t, ctldharness.Options{Nodes: 1})
-	c.Start(ours, "-c")
-	defer c.Stop()
-	out := ctldRun(c, "sbatch", "--wrap", "true")
-	if !strings.Contains(out, "Batch job submission failed: Requested operation not supported on this system") {
-		t.Errorf("sbatch: %s", out)
-	}
-	if out := ctldRun(c, "squeue", "-h"); out != "" {
-		t.Errorf("squeue -h: %q", out)
-	}
-}

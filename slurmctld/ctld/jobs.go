@@ -1,0 +1,716 @@
+package ctld
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/protocol/codec"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/server"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+	"github.com/goslurm/goslurm/slurmctld/state"
+)
+
+// JobsOptions wire a job manager into the controller (AttachJobs).
+type JobsOptions struct {
+	// Manager is the job table, already recovered from Store.
+	Manager *jobs.Manager
+	// Store is the state store the manager journals into; nil means
+	// nothing is persisted (tests).
+	Store *state.Store
+	// Signer signs step credentials (cred/munge through munged, or
+	// goslurm's HMAC scheme).
+	Signer jobcred.Signer
+	// Groups resolves AllowGroups names; nil admits only root to such
+	// partitions.
+	Groups sched.GroupLookup
+	// Reconfig is called under the lock with a configuration read again
+	// (reconfigure): the manager's settings follow slurm.conf.
+	Reconfig func(*Config) error
+	// NodeStateFile is where DOWN/DRAIN/FAIL node states and reasons are
+	// kept across restarts (written within a second of a change); empty
+	// means they are not saved.
+	NodeStateFile string
+	// SnapshotInterval is how often a snapshot is taken when the journal
+	// grew; 0 means 30 s.
+	SnapshotInterval time.Duration
+}
+
+// jobCore is the controller's job side: the manager (guarded by the
+// controller's lock) and the scheduler's wake-up channel.
+type jobCore struct {
+	opts   JobsOptions
+	m      *jobs.Manager
+	cl     *jobs.Cluster
+	clCfg  *Config
+	kick   chan struct{}
+	stop   chan struct{}  // closed when the controller stops: no more retries
+	acts   sync.WaitGroup // actions being carried out
+	snapMu sync.Mutex     // one snapshot at a time
+	snapAt uint64         // seq covered by the last snapshot
+
+	nodesSaved []byte // what the node state file holds (runJobs only)
+}
+
+// AttachJobs installs the job manager: the job and step RPC handlers
+// replace the "not supported" ones, and Run drives scheduling, time
+// limits and snapshots. Call it before Run and before serving.
+func (c *Controller) AttachJobs(o JobsOptions) error {
+	if o.Manager == nil {
+		return fmt.Errorf("ctld: AttachJobs without a job manager")
+	}
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = 30 * time.Second
+	}
+	jc := &jobCore{opts: o, m: o.Manager, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.mu.Lock()
+	c.jobs = jc
+	_, err := c.jobCluster()
+	c.syncUsage(c.now().Unix())
+	c.mu.Unlock()
+	if err != nil {
+		c.mu.Lock()
+		c.jobs = nil
+		c.mu.Unlock()
+		return err
+	}
+	prev := c.opts.Hooks.NodeUp
+	c.opts.Hooks.NodeUp = func(node string) {
+		if prev != nil {
+			prev(node)
+		}
+		c.kickScheduler()
+	}
+	f := func(h func(context.Context, *server.Request) *server.Response) server.Handler {
+		return server.HandlerFunc(h)
+	}
+	for t, h := range map[msgtype.Type]server.Handler{
+		msgtype.REQUEST_SUBMIT_BATCH_JOB:        f(c.rpcSubmitBatch),
+		msgtype.REQUEST_RESOURCE_ALLOCATION:     f(c.rpcAllocate),
+		msgtype.REQUEST_JOB_WILL_RUN:            f(c.rpcWillRun),
+		msgtype.REQUEST_JOB_INFO:                f(c.rpcJobInfo),
+		msgtype.REQUEST_JOB_USER_INFO:           f(c.rpcJobInfo),
+		msgtype.REQUEST_JOB_INFO_SINGLE:         f(c.rpcJobInfoSingle),
+		msgtype.REQUEST_JOB_STEP_INFO:           f(c.rpcStepInfo),
+		msgtype.REQUEST_JOB_READY:               f(c.rpcJobReady),
+		msgtype.REQUEST_JOB_ALLOCATION_INFO:     f(c.rpcAllocationInfo),
+		msgtype.REQUEST_HET_JOB_ALLOC_INFO:      f(c.rpcAllocationInfo),
+		msgtype.REQUEST_JOB_STEP_CREATE:         f(c.rpcStepCreate),
+		msgtype.REQUEST_STEP_COMPLETE:           f(c.rpcStepComplete),
+		msgtype.REQUEST_KILL_JOB:                f(c.rpcKill),
+		msgtype.REQUEST_CANCEL_JOB_STEP:         f(c.rpcKill),
+		msgtype.REQUEST_UPDATE_JOB:              f(c.rpcUpdateJob),
+		msgtype.REQUEST_JOB_REQUEUE:             f(c.rpcRequeue),
+		msgtype.REQUEST_COMPLETE_BATCH_SCRIPT:   f(c.rpcCompleteBatch),
+		msgtype.REQUEST_COMPLETE_JOB_ALLOCATION: f(c.rpcCompleteAllocation),
+		msgtype.MESSAGE_EPILOG_COMPLETE:         f(c.rpcEpilogComplete),
+	} {
+		c.Handle(t, h)
+	}
+	return nil
+}
+
+// jobCluster returns the scheduler's view of the node and partition
+// tables (built once per configuration; states refreshed on every call).
+// Called under the write lock.
+func (c *Controller) jobCluster() (*jobs.Cluster, error) {
+	jc := c.jobs
+	if jc.cl == nil || jc.clCfg != c.cfg {
+		snap, err := sched.FromConf(c.cfg.Conf, jc.opts.Groups)
+		if err != nil {
+			return nil, err
+		}
+		if len(snap.Nodes) != len(c.nodes) || len(snap.Partitions) != len(c.parts) {
+			return nil, fmt.Errorf("ctld: scheduler view has %d nodes and %d partitions, the controller %d and %d",
+				len(snap.Nodes), len(snap.Partitions), len(c.nodes), len(c.parts))
+		}
+		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Partitions: snap.Partitions, Config: snap.Config}
+		jc.clCfg = c.cfg
+	}
+	for i, n := range c.nodes {
+		jc.cl.Nodes[i].State = schedNodeState(n)
+	}
+	for i, p := range c.parts {
+		jc.cl.Partitions[i].State = schedPartState(p.StateUp)
+	}
+	return jc.cl, nil
+}
+
+func schedNodeState(n *Node) sched.NodeState {
+	var s sched.NodeState
+	if n.IsDown() || n.IsUnknown() || n.Has(msg.NodeStateInvalidReg) {
+		s |= sched.NodeDown
+	}
+	if n.IsDrain() {
+		s |= sched.NodeDrain
+	}
+	if n.IsFail() {
+		s |= sched.NodeFail
+	}
+	if n.IsNoRespond() {
+		s |= sched.NodeNoRespond
+	}
+	if n.IsFuture() {
+		s |= sched.NodeFuture
+	}
+	return s
+}
+
+func schedPartState(up uint16) sched.PartState {
+	switch up {
+	case msg.PartitionDown:
+		return sched.PartDown
+	case msg.PartitionDrain:
+		return sched.PartDrain
+	case msg.PartitionInactive:
+		return sched.PartInactive
+	}
+	return sched.PartUp
+}
+
+// syncUsage copies what the jobs hold into the node table (alloc CPUs and
+// memory, run and completing counts) and derives the base state as
+// slurmctld's make_node_alloc / make_node_comp / make_node_idle do.
+// Called under the write lock.
+func (c *Controller) syncUsage(now int64) {
+	u := c.jobs.m.NodeUsage(len(c.nodes))
+	changed := false
+	for i, n := range c.nodes {
+		cpus := uint16(min(u[i].CPUs, 0xffff))
+		if n.AllocCPUs != cpus || n.AllocMem != u[i].MemMB || n.RunJobs != u[i].RunJobs || n.CompletingJobs != u[i].CompletingJobs {
+			n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = cpus, u[i].MemMB, u[i].RunJobs, u[i].CompletingJobs
+			changed = true
+		}
+		st := n.State
+		flags := st &^ msg.NodeStateBase
+		switch n.Base() {
+		case msg.NodeStateIdle, msg.NodeStateAllocated, msg.NodeStateMixed:
+			if n.RunJobs > 0 {
+				st = msg.NodeStateAllocated | flags
+			} else {
+				if n.Base() != msg.NodeStateIdle {
+					n.LastBusy = now
+				}
+				st = msg.NodeStateIdle | flags
+			}
+		}
+		if n.CompletingJobs > 0 {
+			st |= msg.NodeStateCompleting
+		} else {
+			st &^= msg.NodeStateCompleting
+		}
+		if n.RunJobs == 0 && n.CompletingJobs == 0 && n.Base() == msg.NodeStateIdle {
+			n.Owner = noVal
+		}
+		if st != n.State {
+			n.State = st
+			changed = true
+		}
+	}
+	if changed {
+		c.lastNodeUpdate = now
+	}
+}
+
+// downNodesWithJobs lists DOWN nodes the job table still uses: the job
+// manager has not been told (jobs.NodeDown) yet. Called under the lock.
+func (c *Controller) downNodesWithJobs() []string {
+	var out []string
+	for _, n := range c.nodes {
+		if n.IsDown() && (n.RunJobs > 0 || n.CompletingJobs > 0) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// jobOp runs f on the job manager under the write lock, refreshes the node
+// table, and waits (outside the lock) until what f journaled is on disk.
+// The returned outcome's actions are still to be carried out.
+func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error)) (jobs.Outcome, error) {
+	c.mu.Lock()
+	now := c.now().Unix()
+	cl, err := c.jobCluster()
+	var out jobs.Outcome
+	if err == nil {
+		out, err = f(c.jobs.m, cl, now)
+		c.syncUsage(now)
+	}
+	c.mu.Unlock()
+	if werr := out.Wait(ctx); werr != nil {
+		c.log.Error(fmt.Sprintf("job state save failed: %v", werr))
+		if err == nil {
+			err = slurmerr.Error{Code: slurmerr.SLURM_ERROR}
+		}
+	}
+	return out, err
+}
+
+// reply builds the answer of a job RPC: the error's code, or ok(); the
+// outcome's actions go out once the reply is sent.
+func (c *Controller) reply(out jobs.Outcome, err error, ok func() *server.Response) *server.Response {
+	var resp *server.Response
+	if err != nil {
+		resp = server.RC(slurmerr.Code(err))
+	} else {
+		resp = ok()
+	}
+	if len(out.Actions) > 0 {
+		acts := out.Actions
+		c.jobs.acts.Add(1)
+		resp.After = func(error) {
+			defer c.jobs.acts.Done()
+			c.carryOut(acts)
+		}
+	}
+	return resp
+}
+
+func caller(r *server.Request) jobs.Caller {
+	return jobs.Caller{
+		UID: r.Identity.UID, GID: r.Identity.GID,
+		Host:            r.Peer.Addr().Unmap().String(),
+		ProtocolVersion: uint16(r.Header.Version),
+	}
+}
+
+// hostNames caches reverse lookups of credential origins.
+var hostNames sync.Map
+
+// authHost is auth_g_get_host: the name of the host that made the
+// request's credential (munge's encode address, else the peer), which
+// slurmctld records as the job's alloc_node.
+func authHost(r *server.Request) string {
+	addr := r.Identity.Origin
+	if !addr.IsValid() || addr.IsUnspecified() {
+		addr = r.Peer.Addr()
+	}
+	addr = addr.Unmap()
+	key := addr.String()
+	if v, ok := hostNames.Load(key); ok {
+		return v.(string)
+	}
+	name := key
+	if names, err := net.LookupAddr(key); err == nil && len(names) > 0 {
+		name = strings.TrimSuffix(names[0], ".")
+	}
+	hostNames.Store(key, name)
+	return name
+}
+
+// submitter is caller with the host name a job records (alloc_node).
+func submitter(r *server.Request) jobs.Caller {
+	c := caller(r)
+	c.HostName = authHost(r)
+	return c
+}
+
+// kickScheduler asks for a scheduling pass soon (coalesced).
+func (c *Controller) kickScheduler() {
+	if c.jobs == nil {
+		return
+	}
+	select {
+	case c.jobs.kick <- struct{}{}:
+	default:
+	}
+}
+
+func rcOK() *server.Response { return server.RC(0) }
+
+// ---------------------------------------------------------------------------
+// RPC handlers.
+
+func (c *Controller) rpcSubmitBatch(ctx context.Context, r *server.Request) *server.Response {
+	d := bodyOf[msg.JobDesc](r.Body)
+	var resp *msg.SubmitResponse
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		var o jobs.Outcome
+		var err error
+		resp, o, err = m.Submit(d, submitter(r), cl, now)
+		return o, err
+	})
+	if err != nil {
+		c.log.Info(fmt.Sprintf("_slurm_rpc_submit_batch_job: %s", slurmerr.Message(slurmerr.Code(err))))
+	} else {
+		c.log.Debug(fmt.Sprintf("_slurm_rpc_submit_batch_job: JobId=%d", resp.JobID))
+		c.kickScheduler()
+	}
+	return c.reply(out, err, func() *server.Response {
+		return &server.Response{MsgType: msgtype.RESPONSE_SUBMIT_BATCH_JOB, Body: resp}
+	})
+}
+
+func (c *Controller) rpcAllocate(ctx context.Context, r *server.Request) *server.Response {
+	d := bodyOf[msg.JobDesc](r.Body)
+	var a *msg.Allocation
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		var o jobs.Outcome
+		var err error
+		a, o, err = m.Allocate(d, submitter(r), cl, now)
+		return o, err
+	})
+	return c.reply(out, err, func() *server.Response {
+		return &server.Response{MsgType: msgtype.RESPONSE_RESOURCE_ALLOCATION, Body: a}
+	})
+}
+
+func (c *Controller) rpcWillRun(ctx context.Context, r *server.Request) *server.Response {
+	d := bodyOf[msg.JobDesc](r.Body)
+	var wr *msg.WillRunResponse
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		var err error
+		wr, err = m.WillRun(d, caller(r), cl, now)
+		return jobs.Outcome{}, err
+	})
+	return c.reply(out, err, func() *server.Response {
+		return &server.Response{MsgType: msgtype.RESPONSE_JOB_WILL_RUN, Body: wr}
+	})
+}
+
+// rpcJobInfo answers REQUEST_JOB_INFO (every job, or the listed ids) and
+// REQUEST_JOB_USER_INFO (one user's jobs).
+func (c *Controller) rpcJobInfo(_ context.Context, r *server.Request) *server.Response {
+	uid := ^uint32(0)
+	var lastUpdate int64
+	var flags uint16
+	var ids []uint32
+	if r.Header.MsgType == msgtype.REQUEST_JOB_USER_INFO {
+		req := bodyOf[msg.JobUserInfoRequest](r.Body)
+		uid, flags = req.UserID, req.ShowFlags
+	} else {
+		req := bodyOf[msg.JobInfoRequest](r.Body)
+		lastUpdate, flags, ids = req.LastUpdate, req.ShowFlags, req.JobIDs
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lastUpdate != 0 && noChange(lastUpdate, max(c.boot, c.jobs.m.LastUpdate())) {
+		return server.RC(slurmerr.SLURM_NO_CHANGE_IN_DATA)
+	}
+	cl, err := c.jobCluster()
+	if err != nil {
+		return server.RC(slurmerr.SLURM_ERROR)
+	}
+	resp := c.jobs.m.JobInfoMsg(cl, len(c.nodes), flags, uid, c.now().Unix())
+	if ids != nil {
+		want := map[uint32]bool{}
+		for _, id := range ids {
+			want[id] = true
+		}
+		kept := resp.Jobs[:0]
+		for _, j := range resp.Jobs {
+			if want[j.JobID] || (j.ArrayJobID != 0 && want[j.ArrayJobID]) {
+				kept = append(kept, j)
+			}
+		}
+		resp.Jobs = kept
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_INFO, Body: resp}
+}
+
+func (c *Controller) rpcJobInfoSingle(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobIDShowRequest](r.Body)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, err := c.jobCluster()
+	if err != nil {
+		return server.RC(slurmerr.SLURM_ERROR)
+	}
+	resp, ok := c.jobs.m.JobInfoSingle(req.JobID, cl, len(c.nodes), req.ShowFlags, c.now().Unix())
+	if !ok {
+		return server.RC(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_INFO, Body: resp}
+}
+
+func (c *Controller) rpcStepInfo(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobStepInfoRequest](r.Body)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, err := c.jobCluster()
+	if err != nil {
+		return server.RC(slurmerr.SLURM_ERROR)
+	}
+	resp, ok := c.jobs.m.StepInfo(req.StepID, cl, len(c.nodes), c.now().Unix())
+	if !ok {
+		return server.RC(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_STEP_INFO, Body: resp}
+}
+
+func (c *Controller) rpcJobReady(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobIDShowRequest](r.Body)
+	c.mu.Lock()
+	v, err := c.jobs.m.JobReady(req.JobID)
+	c.mu.Unlock()
+	if err != nil {
+		return server.RC(slurmerr.Code(err))
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_READY, Body: codec.ReturnCode{RC: v}}
+}
+
+func (c *Controller) rpcAllocationInfo(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobAllocInfoRequest](r.Body)
+	c.mu.Lock()
+	a, err := c.jobs.m.AllocationInfo(req.JobID, caller(r))
+	c.mu.Unlock()
+	if err != nil {
+		return server.RC(slurmerr.Code(err))
+	}
+	if r.Header.MsgType == msgtype.REQUEST_HET_JOB_ALLOC_INFO {
+		return &server.Response{MsgType: msgtype.RESPONSE_HET_JOB_ALLOCATION, Body: &msg.HetAllocation{Jobs: []msg.Allocation{*a}}}
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_ALLOCATION_INFO, Body: a}
+}
+
+// rpcStepCreate creates the step under the lock and signs its credential
+// outside it (munged is a round trip).
+func (c *Controller) rpcStepCreate(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.StepCreateRequest](r.Body)
+	var g *jobs.StepGrant
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		var o jobs.Outcome
+		var err error
+		g, o, err = m.CreateStep(req, caller(r), cl, now)
+		return o, err
+	})
+	var resp *msg.StepCreateResponse
+	if err == nil {
+		resp, err = g.Sign(ctx, c.jobs.opts.Signer, c.now())
+		if err != nil {
+			c.log.Error(fmt.Sprintf("_slurm_rpc_job_step_create: credential signing failed: %v", err))
+			err = slurmerr.Error{Code: slurmerr.ESLURM_INVALID_JOB_CREDENTIAL}
+		}
+	}
+	return c.reply(out, err, func() *server.Response {
+		return &server.Response{MsgType: msgtype.RESPONSE_JOB_STEP_CREATE, Body: resp}
+	})
+}
+
+func (c *Controller) rpcStepComplete(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.StepComplete](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, _ *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.StepComplete(req, caller(r), now)
+	})
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcKill(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobStepKillRequest](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.Kill(req, caller(r), cl, now)
+	})
+	if err == nil {
+		c.kickScheduler()
+	}
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcUpdateJob(ctx context.Context, r *server.Request) *server.Response {
+	d := bodyOf[msg.JobDesc](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.Update(d, caller(r), cl, now)
+	})
+	if err == nil {
+		c.kickScheduler()
+	}
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcRequeue(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobRequeueRequest](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.Requeue(req, caller(r), cl, now)
+	})
+	if err == nil {
+		c.kickScheduler()
+	}
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcCompleteBatch(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.CompleteBatchScript](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.CompleteBatch(req, caller(r), cl, now)
+	})
+	c.kickScheduler()
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcCompleteAllocation(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.CompleteJobAllocationRequest](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.CompleteAllocation(req, caller(r), cl, now)
+	})
+	c.kickScheduler()
+	return c.reply(out, err, rcOK)
+}
+
+// rpcEpilogComplete is one-way: nothing is sent back.
+func (c *Controller) rpcEpilogComplete(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.EpilogComplete](r.Body)
+	if req.ReturnCode != 0 {
+		c.log.Error(fmt.Sprintf("_slurm_rpc_epilog_complete: epilog error JobId=%d Node=%s Err=%s",
+			req.JobID, req.NodeName.Value, slurmerr.Message(int(req.ReturnCode))))
+	}
+	c.epilogComplete(ctx, req.JobID, req.NodeName.Value, caller(r))
+	return nil
+}
+
+func (c *Controller) epilogComplete(ctx context.Context, jobID uint32, node string, who jobs.Caller) {
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, _ *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.EpilogComplete(jobID, node, who, now)
+	})
+	if err != nil {
+		c.log.Debug(fmt.Sprintf("_slurm_rpc_epilog_complete: JobId=%d Node=%s: %v", jobID, node, err))
+	}
+	c.kickScheduler()
+	c.spawnActions(out.Actions)
+}
+
+// spawnActions carries out actions in the background.
+func (c *Controller) spawnActions(acts []jobs.Action) {
+	if len(acts) == 0 {
+		return
+	}
+	c.jobs.acts.Add(1)
+	go func() {
+		defer c.jobs.acts.Done()
+		c.carryOut(acts)
+	}()
+}
+
+// ---------------------------------------------------------------------------
+// Background work: scheduling, time limits, snapshots.
+
+// runJobs drives the job manager until ctx ends: Tick every second, a
+// main scheduling pass when kicked (submit, completion, node up) and every
+// sched_interval, backfill every bf_interval, snapshots when the journal
+// grew.
+func (c *Controller) runJobs(ctx context.Context) {
+	jc := c.jobs
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	c.mu.RLock()
+	cfg := jc.cl.Config
+	c.mu.RUnlock()
+	schedEvery := time.Duration(max(cfg.SchedInterval, 1)) * time.Second
+	bfEvery := time.Duration(max(cfg.BF.Interval, 1)) * time.Second
+	lastSched, lastBF, lastSnap := time.Now(), time.Now(), time.Now()
+	c.kickScheduler()
+	for {
+		select {
+		case <-ctx.Done():
+			close(jc.stop)
+			c.snapshot(context.Background())
+			c.saveNodes()
+			return
+		case <-jc.kick:
+			c.schedulePass(ctx, false)
+		case now := <-tick.C:
+			c.tickJobs(ctx)
+			c.saveNodes()
+			switch {
+			case cfg.Backfill && now.Sub(lastBF) >= bfEvery:
+				c.schedulePass(ctx, true)
+				lastBF, lastSched = now, now
+			case now.Sub(lastSched) >= schedEvery:
+				c.schedulePass(ctx, false)
+				lastSched = now
+			}
+			if now.Sub(lastSnap) >= jc.opts.SnapshotInterval {
+				c.snapshot(ctx)
+				lastSnap = now
+			}
+		}
+	}
+}
+
+func (c *Controller) schedulePass(ctx context.Context, backfill bool) {
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.Schedule(cl, now, backfill)
+	})
+	if err != nil {
+		c.log.Error(fmt.Sprintf("schedule: %v", err))
+	}
+	c.spawnActions(out.Actions)
+}
+
+// tickJobs is the once-a-second work: time limits and purges, and the jobs
+// of nodes that went DOWN since the last call.
+func (c *Controller) tickJobs(ctx context.Context) {
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		all, err := m.Tick(cl, now)
+		if err != nil {
+			return all, err
+		}
+		for _, node := range c.downNodesWithJobs() {
+			c.log.Info(fmt.Sprintf("Killing jobs on DOWN node %s", node))
+			o, err := m.NodeDown(node, cl, now)
+			all.Actions = append(all.Actions, o.Actions...)
+			if o.Ticket != nil {
+				all.Ticket = o.Ticket // tickets complete in order: the last covers the rest
+			}
+			if err != nil {
+				return all, err
+			}
+		}
+		return all, nil
+	})
+	if err != nil {
+		c.log.Error(fmt.Sprintf("job tick: %v", err))
+	}
+	if len(out.Actions) > 0 {
+		c.kickScheduler()
+	}
+	c.spawnActions(out.Actions)
+}
+
+// snapshot writes the job table to the state store when the journal grew
+// since the last one.
+func (c *Controller) snapshot(ctx context.Context) {
+	jc := c.jobs
+	st := jc.opts.Store
+	if st == nil {
+		return
+	}
+	jc.snapMu.Lock()
+	defer jc.snapMu.Unlock()
+	var buf bytes.Buffer
+	c.mu.Lock()
+	seq := st.LastSeq()
+	if seq == jc.snapAt {
+		c.mu.Unlock()
+		return
+	}
+	err := jc.m.WriteSnapshot(&buf)
+	c.mu.Unlock()
+	if err == nil {
+		err = st.Snapshot(ctx, seq, func(w io.Writer) error {
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
+	}
+	if err != nil {
+		c.log.Error(fmt.Sprintf("state save: %v", err))
+		return
+	}
+	jc.snapAt = seq
+}
+
+// WaitActions waits for the actions under way (tests, shutdown).
+func (c *Controller) WaitActions() {
+	if c.jobs != nil {
+		c.jobs.acts.Wait()
+	}
+}
