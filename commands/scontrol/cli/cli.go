@@ -11,6 +11,10 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/goslurm/goslurm/commands/internal/slurmcli"
+	"github.com/goslurm/goslurm/protocol/msg"
 )
 
 // UsageText is our help text, printed where scontrol prints its help (--help,
@@ -83,6 +87,19 @@ type state struct {
 	quietFlag                       int // 1 quiet, -1 verbose, 0 normal
 	verbosity                       int
 	uid                             int
+
+	// Controller access, set up on first use (conn.go).
+	conn   *slurmcli.Conn
+	tf     *slurmcli.TimeFormatter
+	clock  func() time.Time
+	users  map[uint32]string
+	groups map[uint32]string
+	// nodes is the node table loaded for "show job -d" CPU ids.
+	nodes *msg.NodeInfoResponse
+	// lastNodeInx is where the last "show node NAME" search ended.
+	lastNodeInx int
+	authLogged  bool
+	sleeper     func(time.Duration)
 }
 
 func (s *state) getenv(k string) (string, bool) {
@@ -101,6 +118,21 @@ func (s *state) errorf(format string, a ...any) {
 func (s *state) fatalf(format string, a ...any) int {
 	fmt.Fprintf(s.io.Stderr, "scontrol: fatal: "+format+"\n", a...)
 	return 1
+}
+
+// infof logs like Slurm's info(): "scontrol: ..." on stderr.
+func (s *state) infof(format string, a ...any) {
+	s.stdout.Flush()
+	fmt.Fprintf(s.io.Stderr, "scontrol: "+format+"\n", a...)
+}
+
+// sleep waits between polls; tests replace it.
+func (s *state) sleep(d time.Duration) {
+	if s.sleeper != nil {
+		s.sleeper(d)
+		return
+	}
+	time.Sleep(d)
 }
 
 func (s *state) eprintf(format string, a ...any) {

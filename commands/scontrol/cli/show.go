@@ -30,21 +30,21 @@ func init() {
 		e(2, todo, "bbstat", "dwstat"),
 		e(2, todo, "burstbuffer"),
 		e(2, todo, "assoc_mgr", "cache"),
-		e(1, todo, "config"),
+		e(1, showConfig, "config"),
 		e(1, showDaemons, "daemons"),
 		e(1, todo, "Federations"),
 		e(1, todo, "FrontendName"),
 		e(5, showHostnames, "hostnames"),
 		e(5, func(s *state, a []string, v *string) { s.encodeHostlist(v, false) }, "hostlist"),
 		e(9, func(s *state, a []string, v *string) { s.encodeHostlist(v, true) }, "hostlistsorted"),
-		e(1, todo, "jobs", "jobid"),
-		e(2, todo, "licenses"),
-		e(1, todo, "nodes"),
-		e(2, todo, "partitions", "partitionname"),
-		e(1, todo, "reservations", "reservationname"),
+		e(1, showJob, "jobs", "jobid"),
+		e(2, showLicenses, "licenses"),
+		e(1, showNodes, "nodes"),
+		e(2, showPartitions, "partitions", "partitionname"),
+		e(1, showReservations, "reservations", "reservationname"),
 		e(2, todo, "slurmd"),
-		e(2, todo, "steps"),
-		e(1, todo, "topology"),
+		e(2, showSteps, "steps"),
+		e(1, showTopology, "topology"),
 	}
 }
 
@@ -102,7 +102,7 @@ func showDaemons(s *state, args []string, val *string) {
 		}
 		return
 	}
-	notImplemented(s, args[:2])
+	s.printDaemons()
 }
 
 // parseHostlist parses expr, logging Slurm's messages; ok is false after
