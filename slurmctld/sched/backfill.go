@@ -115,6 +115,8 @@ func (c *cluster) whyNotCached(r *request, key string, sh shape) Reason {
 	if len(r.reqList) > 0 {
 		return c.whyNot(r)
 	}
+	// whyNot looks at sizes only, not at the run time.
+	sh.duration = 0
 	k := whyKey{key, sh}
 	if v, ok := c.whyCache[k]; ok {
 		return v
@@ -185,6 +187,9 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 // fits, on nodes free of reservations for its whole run, and the nodes it
 // would get. Start times are now + k*bf_resolution.
 func (c *cluster) earliest(r *request) (int64, []int, bool) {
+	if c.searches++; !c.fine && c.searches > refineAt {
+		c.refineBlocks()
+	}
 	for a := 0; a < r.altCount(); a++ {
 		if t, nodes, ok := c.earliestAlt(r, a); ok {
 			return t, nodes, true

@@ -24,6 +24,9 @@ func (c *cluster) place(r *request, cands, caps []int) (placement, bool) {
 	w0 := c.nodes[cands[0]].Weight
 	same := true
 	for _, ni := range cands[1:] {
+		if c.oneWeight {
+			break
+		}
 		if c.nodes[ni].Weight != w0 {
 			same = false
 			break
@@ -71,6 +74,70 @@ func (c *cluster) place(r *request, cands, caps []int) (placement, bool) {
 // blocks of consecutive nodes (one block if any fits, else the fewest
 // blocks, largest first).
 func (c *cluster) placeOnce(r *request, cands, caps []int, pre []int) (placement, bool) {
+	if pre == nil {
+		if pl, ok := c.placeOneBlock(r, cands, caps); ok {
+			return pl, true
+		}
+	}
+	return c.placeBlocks(r, cands, caps, pre)
+}
+
+// placeOneBlock is placeOnce's first step for the common request that
+// needs one node or more, as many tasks as nodes at most, no task count
+// per node, required nodes, feature counts or contiguity: the block of
+// consecutive candidates with the least capacity that holds the tasks
+// (the shortest such, then the first), from its start. It reports false
+// when no single block holds them, leaving the other steps to
+// placeBlocks; when it places, placeBlocks would place the same way.
+func (c *cluster) placeOneBlock(r *request, cands, caps []int) (placement, bool) {
+	if !r.oneBlock() || len(cands) == 0 {
+		return placement{}, false
+	}
+	// Every capacity is at least 1, so the tasks take at most r.tasks
+	// nodes of a block and the node limit never binds: a block fits
+	// iff its capacity reaches the tasks.
+	bestLo, bestN, bestCap := -1, 0, 0
+	lo, sum := 0, 0
+	for pos := 0; pos <= len(cands); pos++ {
+		if pos > 0 && (pos == len(cands) || cands[pos] != cands[pos-1]+1) {
+			if n := pos - lo; sum >= r.tasks && (bestLo < 0 || sum < bestCap || (sum == bestCap && n < bestN)) {
+				bestLo, bestN, bestCap = lo, n, sum
+			}
+			lo, sum = pos, 0
+		}
+		if pos < len(cands) {
+			sum += caps[pos]
+		}
+	}
+	return c.placeFrom(r, cands, caps, bestLo)
+}
+
+// oneBlock reports whether placeOneBlock applies to r.
+func (r *request) oneBlock() bool {
+	return r.minN == 1 && r.maxN >= r.tasks && r.ntpn == 0 && len(r.reqList) == 0 &&
+		len(r.counts) == 0 && !r.job.Contiguous
+}
+
+// placeFrom places r on the candidates from position lo on, as many as
+// its tasks need (placeOneBlock's choice); lo < 0: no block holds them.
+func (c *cluster) placeFrom(r *request, cands, caps []int, lo int) (placement, bool) {
+	if lo < 0 {
+		return placement{}, false
+	}
+	bestLo := lo
+	if cap(c.pbRest) < r.tasks {
+		c.pbRest = make([]int, r.tasks)
+	}
+	chosen := c.pbRest[:0]
+	for p, got := bestLo, 0; got < r.tasks; p++ {
+		chosen = append(chosen, p)
+		got += caps[p]
+	}
+	return distribute(r, cands, caps, chosen)
+}
+
+// placeBlocks is placeOnce's general case.
+func (c *cluster) placeBlocks(r *request, cands, caps []int, pre []int) (placement, bool) {
 	if cap(c.chosenBuf) < len(cands) {
 		c.chosenBuf = make([]bool, len(cands))
 	}

@@ -50,6 +50,7 @@ type cluster struct {
 	// (whole nodes, as Slurm) are indexed by bucket (see timeline.go).
 	resvFirst []int64
 
+	oneWeight          bool  // every node has the same weight
 	scratchC, scratchK []int // candidate lists reused between jobs
 	chosenBuf          []bool
 	pbStart, pbRest    []int // placeByCapacity's scratch
@@ -72,6 +73,32 @@ type cluster struct {
 	gfree       []uint64
 	steps       []step
 	whyCache    map[whyKey]Reason
+
+	// The block index (blockindex.go): block count, each node's longest
+	// free run per block ([blk*n+node]), its reservations by end, run
+	// length levels, and the searches' scratch.
+	nBlk         int
+	fine         bool  // fine blocks (see refineBlocks)
+	searches     int   // earliest start searches so far
+	blkLen       int32 // buckets per block
+	maxFree      []int32
+	words        int      // words of a node bitmap
+	levBits      []uint64 // [blk][bitmap level] nodes by longest free run
+	nBLv         int      // bitmap levels
+	runStart     []int32
+	nodeSpans    [][]resvSpan
+	nLv          int
+	lvOf         []uint8
+	blkScratch   []int32
+	sufBuf       []int32
+	poss         []uint64 // a search's followed nodes
+	failC, failK []int
+	failed       bool
+	fnRuns       []fnRun
+	fnWit        fnWitness
+	sweepFull    []uint64
+	movedBuf     []blkMove
+	bcur, bcap   []int32 // buildClassBlocks' cursors
 }
 
 const (
@@ -163,6 +190,10 @@ func newCluster(s *Snapshot) *cluster {
 		c.resvFirst[i] = math.MaxInt64
 	}
 	c.buildConfigs()
+	c.oneWeight = true
+	for i := range s.Nodes {
+		c.oneWeight = c.oneWeight && s.Nodes[i].Weight == s.Nodes[0].Weight
+	}
 	c.partBits = make([]*bitset.BitSet, len(s.Partitions))
 	for pi := range s.Partitions {
 		p := &s.Partitions[pi]
