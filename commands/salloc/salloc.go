@@ -1,0 +1,454 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/goslurm/goslurm/commands/internal/jobopt"
+	"github.com/goslurm/goslurm/commands/internal/launch"
+	"github.com/goslurm/goslurm/commands/internal/slurmcli"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/pack"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"golang.org/x/sys/unix"
+)
+
+const version = "slurm 22.05.8"
+
+type procIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	environ        []string
+	cwd            string
+	now            func() time.Time
+}
+
+func sysIO() *procIO {
+	cwd, _ := os.Getwd()
+	return &procIO{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, environ: os.Environ(), cwd: cwd, now: time.Now}
+}
+
+type salloc struct {
+	io        *procIO
+	log       *jobopt.Log
+	env       *jobopt.Env
+	errorExit int
+	noShell   bool
+	killSig   syscall.Signal
+}
+
+func run(args []string, pio *procIO) int {
+	s := &salloc{io: pio, log: &jobopt.Log{Prog: "salloc", W: pio.stderr}, env: jobopt.NewEnv(pio.environ),
+		errorExit: 1, killSig: syscall.SIGTERM}
+	if v, ok := s.env.Get("SLURM_EXIT_ERROR"); ok {
+		if n, _ := strconv.Atoi(v); n == 0 {
+			s.log.Errorf("SLURM_EXIT_ERROR has zero value")
+		} else {
+			s.errorExit = n
+		}
+	}
+	code, err := s.main(args)
+	if err != nil {
+		var ee *jobopt.ExitError
+		if errors.As(err, &ee) {
+			return ee.Code
+		}
+		s.log.Errorf("%v", err)
+		return s.errorExit
+	}
+	return code
+}
+
+func (s *salloc) custom(name, arg string, has bool) error {
+	switch name {
+	case "no-shell":
+		s.noShell = true
+	case "kill-command":
+		if has {
+			n := jobopt.SignalNumber(arg)
+			if n <= 0 {
+				s.log.Errorf("Invalid --kill-command specification")
+				return &jobopt.ExitError{Code: jobopt.ExitOption}
+			}
+			s.killSig = syscall.Signal(n)
+		}
+	case "bell", "no-bell", "wait-all-nodes", "get-user-env":
+		// Accepted; no effect in goslurm's salloc yet.
+	default:
+		s.log.Errorf("--%s is not supported by goslurm's salloc yet", name)
+		return &jobopt.ExitError{Code: jobopt.ExitOption}
+	}
+	return nil
+}
+
+func (s *salloc) main(args []string) (int, error) {
+	conn, err := slurmcli.Dial(s.env.Lookup)
+	if err != nil {
+		s.log.Fatalf("Could not establish a configuration source")
+		return 1, nil
+	}
+	conn.Prog, conn.Log = "salloc", s.io.stderr
+	o := jobopt.NewOpts(jobopt.Salloc, s.log)
+	o.Getenv = s.env.Lookup
+	o.Now = s.io.now
+	o.Cwd = s.io.cwd
+	o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
+	o.Reset(true)
+	o.AllowSpecResources = conn.Conf.AllowSpecResourcesUsage
+	o.Custom = s.custom
+	if err := o.ApplyEnv(jobopt.SallocEnv); err != nil {
+		return 0, err
+	}
+	n, err := o.ParseArgs(args, jobopt.FromCLI, false, s.io.stderr)
+	switch {
+	case errors.Is(err, jobopt.ErrHelp), errors.Is(err, jobopt.ErrUsage):
+		fmt.Fprint(s.io.stdout, usageText)
+		return 0, nil
+	case errors.Is(err, jobopt.ErrVersion):
+		fmt.Fprintln(s.io.stdout, version)
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	s.log.Verbose = o.Verbose - o.Quiet
+	if err := o.ValidateCommon(); err != nil {
+		return 0, err
+	}
+	command := args[n:]
+	if len(command) == 0 && !s.noShell {
+		if c := conn.Conf.SallocDefaultCommand; c != "" {
+			command = []string{"/bin/sh", "-c", c}
+		} else {
+			sh, ok := s.env.Get("SHELL")
+			if !ok || sh == "" {
+				sh = "/bin/sh"
+			}
+			command = []string{sh}
+		}
+	}
+
+	if !o.NtasksSet && o.NodesSet && o.MinNodes > 0 {
+		o.Ntasks = o.MinNodes
+	}
+	if o.Chdir == "" {
+		o.Chdir = s.io.cwd
+	}
+	desc, err := o.CreateJobDesc(strings.Join(args, " "))
+	if err != nil {
+		return 0, err
+	}
+	if o.JobName == nil {
+		desc.Name = msg.Str("interactive")
+	}
+	desc.UserID, desc.GroupID = o.UID, o.GID
+	if sid, err := unix.Getsid(0); err == nil {
+		desc.AllocSID = uint32(sid)
+	}
+	desc.WorkDir = msg.Str(o.Chdir)
+	if c := conn.Conf.ClusterName; c != "" {
+		desc.OriginCluster = msg.Str(c)
+	}
+	desc.SetDefaultBits()
+
+	ctl := &launch.Ctl{Conn: conn, Log: s.log}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP,
+		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+
+	var (
+		mu      sync.Mutex
+		child   *os.Process
+		revoked bool
+	)
+	actx, stop := context.WithCancel(context.Background())
+	waitDone := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP || sig == syscall.SIGQUIT {
+				stop()
+			}
+		case <-waitDone:
+		}
+	}()
+	pending := false
+	hooks := launch.AllocHooks{
+		Pending: func(id uint32) {
+			pending = true
+			s.log.Infof("Pending job allocation %d", id)
+			s.log.Infof("job %d queued and waiting for resources", id)
+		},
+		JobComplete: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !revoked {
+				revoked = true
+				s.log.Infof("Job allocation %s has been revoked.", jobIDOf(desc))
+				if child != nil {
+					syscall.Kill(-child.Pid, s.killSig)
+				}
+			}
+		},
+		UserMsg:  func(t string) { s.log.Infof("%s", t) },
+		NodeFail: func(n string) { s.log.Errorf("Node failure on %s", n) },
+	}
+	a, err := ctl.Allocate(actx, desc, hooks)
+	close(waitDone)
+	if err != nil {
+		if a != nil {
+			a.Release(context.Background(), pack.NoVal)
+			a.Close()
+			s.log.Errorf("Interrupted by signal. Allocation request rescinded.")
+			return s.errorExit, nil
+		}
+		if o.Immediate != 0 && slurmerr.Code(err) == slurmerr.ESLURM_NODES_BUSY {
+			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
+			return s.errorExit, nil
+		}
+		s.log.Errorf("Job submit/allocate failed: %s", launch.Strerror(err))
+		return s.errorExit, nil
+	}
+	defer a.Close()
+	desc.JobID = a.JobID
+	if pending {
+		s.log.Infof("job %d has been allocated resources", a.JobID)
+	}
+	s.log.Infof("Granted job allocation %d", a.JobID)
+	slow := false
+	if err := a.WaitReady(context.Background(), func() {
+		slow = true
+		s.log.Infof("Waiting for resource configuration")
+	}); err != nil {
+		s.log.Errorf("Job allocation %d has been revoked", a.JobID)
+		return s.errorExit, nil
+	}
+	if slow {
+		s.log.Infof("Nodes %s are ready for job", a.NodeList.Value)
+	}
+
+	status := 0
+	ran := false
+	if len(command) > 0 {
+		env := s.jobEnv(conn, o, a)
+		path, err := exec.LookPath(command[0])
+		if err != nil {
+			s.log.Errorf("_fork_command: Unable to find command \"%s\"", command[0])
+		} else {
+			cmd := exec.Command(path, command[1:]...)
+			cmd.Args[0] = command[0]
+			cmd.Env = env
+			cmd.Dir = o.Chdir
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = s.io.stdin, s.io.stdout, s.io.stderr
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			mu.Lock()
+			err = cmd.Start()
+			if err == nil {
+				child = cmd.Process
+			}
+			mu.Unlock()
+			if err != nil {
+				s.log.Errorf("_fork_command: Unable to exec command \"%s\": %v", command[0], err)
+			} else {
+				ran = true
+				// Keyboard signals reach the command through the terminal;
+				// salloc itself waits them out (it forwards TERM and HUP).
+				fwdDone := make(chan struct{})
+				go func() {
+					for {
+						select {
+						case sig := <-sigs:
+							if sig == syscall.SIGTERM || sig == syscall.SIGHUP || sig == syscall.SIGUSR1 || sig == syscall.SIGUSR2 {
+								syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal))
+							}
+						case <-fwdDone:
+							return
+						}
+					}
+				}()
+				// The status is read from ProcessState; Wait's error only
+				// repeats it.
+				_ = cmd.Wait()
+				close(fwdDone)
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+					status = int(ws)
+				}
+			}
+		}
+	}
+	mu.Lock()
+	already := revoked
+	revoked = true
+	mu.Unlock()
+	if !already {
+		s.log.Infof("Relinquishing job allocation %d", a.JobID)
+		if err := a.Release(context.Background(), uint32(status)); err != nil && slurmerr.Code(err) != slurmerr.ESLURM_ALREADY_DONE {
+			s.log.Errorf("Unable to clean up job allocation %d: %s", a.JobID, launch.Strerror(err))
+		}
+	}
+	if !ran {
+		if len(command) == 0 {
+			return 0, nil
+		}
+		return 1, nil
+	}
+	ws := syscall.WaitStatus(status)
+	switch {
+	case ws.Exited():
+		return ws.ExitStatus(), nil
+	case ws.Signaled():
+		switch ws.Signal() {
+		case syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGKILL:
+			return 0, nil
+		}
+	}
+	return 1, nil
+}
+
+func jobIDOf(d *msg.JobDesc) string { return strconv.FormatUint(uint64(d.JobID), 10) }
+
+// jobEnv is the command's environment: salloc's own plus
+// env_array_for_job and the submit variables.
+func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocation) []string {
+	env := jobopt.NewEnv(s.env.List())
+	set := func(k, v string) { env.Set(k, v, true) }
+	id := strconv.Itoa(int(a.JobID))
+	set("SLURM_SUBMIT_DIR", s.io.cwd)
+	h, _ := os.Hostname()
+	if i := strings.IndexByte(h, '.'); i >= 0 {
+		h = h[:i]
+	}
+	set("SLURM_SUBMIT_HOST", h)
+	set("SLURM_CLUSTER_NAME", conn.Conf.ClusterName)
+	set("SLURM_JOB_ID", id)
+	set("SLURM_JOBID", id)
+	name := "interactive"
+	if o.JobName != nil {
+		name = *o.JobName
+	}
+	set("SLURM_JOB_NAME", name)
+	set("SLURM_JOB_NODELIST", a.NodeList.Value)
+	set("SLURM_NODELIST", a.NodeList.Value)
+	nn := strconv.Itoa(int(a.NodeCnt))
+	set("SLURM_JOB_NUM_NODES", nn)
+	set("SLURM_NNODES", nn)
+	set("SLURM_JOB_CPUS_PER_NODE", a.CPUsPerNodeString())
+	set("SLURM_JOB_PARTITION", a.Partition.Value)
+	alias := a.AliasList.Value
+	if !a.AliasList.Valid {
+		alias = "(null)"
+	}
+	set("SLURM_NODE_ALIASES", alias)
+	if a.Account.Value != "" {
+		set("SLURM_JOB_ACCOUNT", a.Account.Value)
+	}
+	if a.QOS.Value != "" {
+		set("SLURM_JOB_QOS", a.QOS.Value)
+	}
+	if a.ResvName.Value != "" {
+		set("SLURM_JOB_RESERVATION", a.ResvName.Value)
+	}
+	set("SLURM_TASKS_PER_NODE", tasksPerNode(a, o))
+	if o.NtasksSet {
+		set("SLURM_NTASKS", strconv.Itoa(o.Ntasks))
+		set("SLURM_NPROCS", strconv.Itoa(o.Ntasks))
+	}
+	if o.CPUsSet {
+		set("SLURM_CPUS_PER_TASK", strconv.Itoa(o.CPUsPerTask))
+	}
+	if a.PnMinMemory != 0 && a.PnMinMemory != pack.NoVal64 {
+		const memPerCPU = 0x8000000000000000
+		if a.PnMinMemory&memPerCPU != 0 {
+			set("SLURM_MEM_PER_CPU", strconv.FormatUint(a.PnMinMemory&^memPerCPU, 10))
+		} else {
+			set("SLURM_MEM_PER_NODE", strconv.FormatUint(a.PnMinMemory, 10))
+		}
+	}
+	return env.List()
+}
+
+// tasksPerNode is SLURM_TASKS_PER_NODE: a block layout of the requested
+// tasks over the allocated CPUs, or one task per CPU (per cpus-per-task)
+// when no task count was asked for.
+func tasksPerNode(a *launch.Allocation, o *jobopt.Opts) string {
+	var cpus []uint32
+	for i, c := range a.Allocation.CPUsPerNode {
+		for r := uint32(0); r < a.CPUCountReps[i]; r++ {
+			cpus = append(cpus, uint32(c))
+		}
+	}
+	cpt := uint32(1)
+	if o.CPUsSet && o.CPUsPerTask > 0 {
+		cpt = uint32(o.CPUsPerTask)
+	}
+	counts := make([]uint32, len(cpus))
+	if !o.NtasksSet {
+		for i, c := range cpus {
+			counts[i] = max(c/cpt, 1)
+		}
+		return launch.CompressCounts(counts)
+	}
+	left := uint32(o.Ntasks)
+	for i := range cpus {
+		if left == 0 {
+			break
+		}
+		counts[i] = 1
+		left--
+	}
+	for left > 0 {
+		progress := false
+		for i, c := range cpus {
+			if left > 0 && (counts[i]+1)*cpt <= c {
+				counts[i]++
+				left--
+				progress = true
+			}
+		}
+		if !progress {
+			for i := range counts {
+				if left == 0 {
+					break
+				}
+				counts[i]++
+				left--
+			}
+		}
+	}
+	return launch.CompressCounts(counts)
+}
+
+const usageText = `Usage: salloc [-N numnodes|[min nodes]-[max nodes]] [-n num-processors]
+              [[-c cpus-per-node] [-r n] [-p partition] [--hold] [-t minutes]
+              [--immediate[=secs]] [--no-kill] [--overcommit] [-D path]
+              [--oversubscribe] [-J jobname]
+              [--verbose] [--gid=group] [--uid=user] [--licenses=names]
+              [--clusters=cluster_names]
+              [--contiguous] [--mincpus=n] [--mem=MB] [--tmp=MB] [-C list]
+              [--account=name] [--dependency=type:jobid[+time]] [--comment=name]
+              [--mail-type=type] [--mail-user=user] [--nice[=value]]
+              [--bell] [--no-bell] [--kill-command[=signal]] [--spread-job]
+              [--nodefile=file] [--nodelist=hosts] [--exclude=hosts]
+              [--network=type] [--mem-per-cpu=MB] [--qos=qos]
+              [--mem-bind=...] [--reservation=name] [--mcs-label=mcs]
+              [--time-min=minutes] [--gres=list] [--gres-flags=opts]
+              [--cpu-freq=min[-max[:gov]]] [--power=flags] [--profile=...]
+              [--switches=max-switches[@max-time-to-wait]]
+              [--core-spec=cores] [--thread-spec=threads] [--reboot]
+              [--bb=burst_buffer_spec] [--bbf=burst_buffer_file]
+              [--delay-boot=mins] [--use-min-nodes]
+              [--cpus-per-gpu=n] [--gpus=n] [--gpu-bind=...] [--gpu-freq=...]
+              [--gpus-per-node=n] [--gpus-per-socket=n]  [--gpus-per-task=n]
+              [--mem-per-gpu=MB] [--tres-per-task=list]
+              [executable [args...]]
+`
