@@ -272,6 +272,11 @@ func TestUsage(t *testing.T) {
 		{"--port", "0", f},
 		{"--port", "70000", f},
 		{f, "extra"},
+		{"-i", "lo", f},
+		{"-c", "3", f},
+		{"-w", "out.pcap", f},
+		{"-i", "lo", "-c", "-1"},
+		{"-i", "lo", "--max-conns", "0"},
 	} {
 		code, out, stderr := run(t, nil, args...)
 		if code != dump.ExitUsage || stderr == "" || out != "" {
@@ -279,7 +284,7 @@ func TestUsage(t *testing.T) {
 		}
 	}
 	code, out, _ := run(t, nil, "--help")
-	if code != 0 || !strings.Contains(out, "Live capture is not supported") || !strings.Contains(out, "--munge-socket") {
+	if code != 0 || !strings.Contains(out, "-i, --interface=IFACE") || !strings.Contains(out, "--munge-socket") {
 		t.Errorf("--help: exit %d\n%s", code, out)
 	}
 }

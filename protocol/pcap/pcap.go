@@ -3,6 +3,10 @@
 // frames, and the srun I/O streams that follow an I/O init message. It is the
 // reading half of slurmdump and what the capture tests use.
 //
+// For live capture (package live), Streamer reassembles incrementally with
+// bounded memory, PortFilter builds the kernel's BPF port filter and Writer
+// writes what was captured as a pcap file.
+//
 // Link types: Ethernet (1), BSD loopback (0, 108), raw IP (12, 14, 101) and
 // Linux cooked capture v1 (113) and v2 (276); IPv4 and IPv6. pcapng is not
 // read.

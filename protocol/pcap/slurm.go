@@ -24,6 +24,10 @@ const (
 	// UnitTruncated is the tail of a stream that ends inside a frame (the
 	// capture stopped or lost a segment).
 	UnitTruncated
+	// UnitDropped is a connection a Streamer gave up on (idle too long, too
+	// many connections open, too many bytes waiting); Err says why and how
+	// many bytes were left undecoded. Conn and Half (ToServer) are set.
+	UnitDropped
 )
 
 func (k UnitKind) String() string {
@@ -38,6 +42,8 @@ func (k UnitKind) String() string {
 		return "bad"
 	case UnitTruncated:
 		return "truncated"
+	case UnitDropped:
+		return "dropped"
 	}
 	return fmt.Sprintf("UnitKind(%d)", int(k))
 }

@@ -1,5 +1,6 @@
-// Package dump is slurmdump's engine: it reads a classic pcap file,
-// reassembles its TCP connections, splits them into Slurm messages
+// Package dump is slurmdump's engine: it reads a classic pcap file (Dump)
+// or captures on an interface (Live, see live.go), reassembles the TCP
+// connections, splits them into Slurm messages
 // (protocol/pcap), and prints every message in capture order, as text or as
 // JSON Lines. Bodies are decoded with protocol/msg's registry where a codec
 // exists for the message type and hex-dumped otherwise; with a munged client
@@ -201,8 +202,9 @@ type Record struct {
 	Offset int    `json:"offset"`
 	Length int    `json:"length"` // bytes on the wire, length prefix included
 	// Kind is "rpc", "io_init", "io", "bad" (a frame that does not decode),
-	// "truncated" (the stream ends inside a frame) or "file" (the pcap file
-	// itself is broken).
+	// "truncated" (the stream ends inside a frame), "file" (the pcap file
+	// itself is broken) or, in a live capture, "dropped" (a connection given
+	// up on: idle too long, too many open, too many bytes waiting).
 	Kind   string      `json:"kind"`
 	Header *HeaderInfo `json:"header,omitempty"`
 	Auth   *AuthInfo   `json:"auth,omitempty"`
@@ -379,6 +381,9 @@ func (d *dumper) emit(u pcap.Unit) {
 		}
 		rec.Error = fmt.Sprintf("%s: %d bytes left over", what, len(u.Raw))
 		rec.RawHex = hexString(u.Raw[:min(len(u.Raw), maxRawHex)])
+	case pcap.UnitDropped:
+		rec.Kind = "dropped"
+		rec.Error = u.Err.Error()
 	default:
 		rec.Kind = u.Kind.String()
 		rec.Error = "unknown unit"

@@ -49,7 +49,8 @@ type big struct {
 	M                         map[string]uint16
 	P                         *inner
 	Any                       any
-	hidden                    int
+	//lint:ignore U1000 here for render to skip (unexported fields are not shown)
+	hidden int
 }
 
 func TestRender(t *testing.T) {

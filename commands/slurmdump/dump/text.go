@@ -139,7 +139,7 @@ func (d *dumper) text(u *pcap.Unit, rec *Record, body bodyResult) error {
 		}
 	default:
 		fmt.Fprintf(&b, " ERROR %s\n", rec.Error)
-		if !d.opts.Brief {
+		if !d.opts.Brief && u.Kind != pcap.UnitDropped {
 			hexDump(&b, u.Raw[:min(len(u.Raw), maxRawHex)])
 		}
 	}
