@@ -13,6 +13,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		End:           c.now + r.duration,
 		Exclusive:     r.whole,
 		ExclusiveUser: r.user,
+		Shared:        r.share,
 		Nodes:         make([]NodeAlloc, len(pl.nodes)),
 	}
 	for i, ni := range pl.nodes {
@@ -21,8 +22,13 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		if !r.whole {
 			want = r.coresFor(nd, pl.tasks[i])
 		}
-		cores := make([]uint16, 0, want)
-		for w := c.coreOff[ni]; w < c.coreOff[ni+1] && len(cores) < want; w++ {
+		var cores []uint16
+		if r.over {
+			cores = c.pickShared(ni, want, r.maxShare)
+		} else {
+			cores = make([]uint16, 0, want)
+		}
+		for w := c.coreOff[ni]; !r.over && w < c.coreOff[ni+1] && len(cores) < want; w++ {
 			word := c.coreBits[w]
 			for word != 0 && len(cores) < want {
 				b := bits.TrailingZeros64(word)

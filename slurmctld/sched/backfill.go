@@ -31,7 +31,7 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 
 	for _, e := range q {
 		o := &out[e.ji]
-		if o.started || o.reserved {
+		if o.started {
 			continue
 		}
 		j := &c.snap.Pending[e.ji]
@@ -58,12 +58,21 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			o.setReason(why)
 			continue
 		}
+		reduced := useTimeMin(r)
 		key, sh := c.shapeOf(r)
 		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
 		if canStart && !dominated(failNow[key], sh) {
-			if pl, ok := c.tryNowIndexed(r); ok {
+			pl, ok := c.tryNowIndexed(r)
+			if !ok && r.share {
+				pl, ok = c.tryNowOver(r, c.usable.Words())
+			}
+			if ok {
 				a := c.allocate(r, pl)
-				starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true})
+				st := Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true}
+				if reduced {
+					st.TimeLimit = r.timeLimit
+				}
+				starts = append(starts, st)
 				o.started = true
 				started++
 				continue
@@ -86,13 +95,38 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			failWin[key] = addShape(failWin[key], sh)
 			continue
 		}
-		o.startTime = t
-		o.part = r.part.Name
+		// A job queued in several partitions is tested in each (one queue
+		// entry per partition, as backfill.c) and reserved in each where
+		// it cannot start now, unless bf_one_resv_per_job; its expected
+		// start is the earliest of them.
+		if !o.reserved || t < o.startTime {
+			o.startTime = t
+			o.part = r.part.Name
+		}
+		if o.reserved && cfg.OneResvPerJob {
+			continue
+		}
 		c.reserve(nodes, t, t+r.duration)
 		o.reserved = true
 		resvPart[e.pi]++
 	}
 	return starts
+}
+
+// useTimeMin applies --time-min as 22.05's backfill does: a job whose
+// time-min is below its time limit is tested, started and reserved with
+// the time-min as its limit, and a job it starts keeps that limit
+// (backfill.c sets the limit to comp_time_limit, which is the time-min
+// since 20.02.5, and _reset_job_time_limit only ever lowers it). It
+// reports whether the limit was reduced.
+func useTimeMin(r *request) bool {
+	tm := r.job.TimeMin
+	if tm == 0 || tm == NoValue32 || tm >= r.timeLimit {
+		return false
+	}
+	r.timeLimit = tm
+	r.duration = minutesToSeconds(tm)
+	return true
 }
 
 // reserves reports whether a job that cannot start gets a reservation
@@ -171,6 +205,9 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 	if r.user {
 		fmt.Fprintf(&b, "|u%d", j.UserID)
 	}
+	if r.share {
+		fmt.Fprintf(&b, "|s%d", r.maxShare)
+	}
 	for _, g := range r.gres {
 		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
 	}
@@ -248,7 +285,8 @@ func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 	jobs := c.jobsOn[ni]
 	// A node held whole, or by another user with user exclusivity, takes
 	// nothing until all its jobs are gone; so does a whole-node request.
-	gated := r.whole || c.excl[ni] || ((r.user || c.exclUser[ni]) && c.userOn[ni] != noUser && c.userOn[ni] != int64(r.job.UserID))
+	gated := r.whole || c.excl[ni] || ((r.user || c.exclUser[ni]) && c.userOn[ni] != noUser && c.userOn[ni] != int64(r.job.UserID)) ||
+		((r.share || c.shareCnt != nil) && c.shareBlocked(r, ni))
 	maxCap := int32(r.tasks)
 	if r.ntpn > 0 {
 		maxCap = int32(r.ntpn)

@@ -12,8 +12,10 @@ import (
 // Config is the part of slurm.conf a pass depends on.
 type Config struct {
 	// Backfill is true for SchedulerType=sched/backfill: Schedule then runs
-	// the backfill pass after the main pass, and the main pass keeps
-	// walking a partition's queue past a job that cannot start.
+	// the backfill pass after the main pass. The main pass is the same
+	// either way: in a partition it stops at the first job that cannot
+	// start for lack of resources (job_scheduler.c's fail_by_part), and
+	// only the backfill pass looks past it.
 	Backfill bool
 	// WholeNodes is select/linear: jobs get whole nodes. Otherwise
 	// select/cons_tres (or cons_res): cores, memory and GRES are consumed.
@@ -55,7 +57,11 @@ type BackfillConfig struct {
 	// partition; jobs beyond it only try to start now. 0 = no limit.
 	JobPartCountReserve int
 	Continue            bool // bf_continue: a later pass resumes where this one stopped
-	BusyNodes           bool // bf_busy_nodes: reserve on busy nodes first
+	// OneResvPerJob is bf_one_resv_per_job: a job queued in several
+	// partitions gets a reservation in the first one only (otherwise in
+	// each partition where it cannot start now).
+	OneResvPerJob bool
+	BusyNodes     bool // bf_busy_nodes: reserve on busy nodes first
 }
 
 // DefaultConfig returns the 22.05 defaults (sched/backfill, cons_tres with
@@ -129,6 +135,8 @@ func ParseSchedulerParameters(c *Config, opts conf.Options) error {
 			c.BF.Continue = true
 		case "bf_busy_nodes":
 			c.BF.BusyNodes = true
+		case "bf_one_resv_per_job":
+			c.BF.OneResvPerJob = true
 		case "default_queue_depth":
 			c.DefaultQueueDepth = int(v)
 		case "sched_interval":

@@ -17,12 +17,22 @@
 //     could ever fit, node groups are tried by Weight, lowest first, and
 //     placement is best fit: one contiguous run of nodes if any fits (the
 //     smallest such), else the fewest runs, largest first;
-//   - the main pass (sched/builtin) walks the queue by priority and, per
-//     partition, stops at the first job that cannot start;
+//   - the main pass (sched/builtin, and sched/backfill's main pass alike)
+//     walks the queue by priority and, per partition, stops at the first
+//     job that cannot start;
 //   - the backfill pass (sched/backfill) keeps a timeline of future free
 //     resources, reserves the earliest start of each blocked job (whole
 //     nodes for the job's run, as Slurm) and starts a lower priority job
-//     only when that delays no reservation.
+//     only when that delays no reservation. A job queued in several
+//     partitions is tested in each, reserved in each where it cannot
+//     start now (in the first only with bf_one_resv_per_job), and its
+//     expected start is the earliest; a job with --time-min below its
+//     limit is tested, reserved and started with the time-min as its
+//     limit (Start.TimeLimit), as 22.05's backfill does;
+//   - OverSubscribe=YES:N (with --oversubscribe) and FORCE:N let jobs
+//     share cores, up to N jobs a core, after idle cores; memory and GRES
+//     stay per job (see oversubscribe.go for the rules and where they
+//     differ from Slurm's rows).
 //
 // Job priorities are computed by the caller (package sched/priority);
 // here they are only compared.
@@ -32,12 +42,16 @@
 // sched_interval and bf_interval), FromConf to build nodes, partitions and
 // Config from a parsed slurm.conf.
 //
-// Not modelled (yet): core sharing under OverSubscribe=YES/FORCE (treated
-// as NO), --time-min, advanced reservations, licenses, QOS and association
-// limits, preemption, topology, --contiguous together with --nodelist or
+// Not modelled (yet): gang scheduling and preemption (so OverSubscribe
+// never time-slices, and jobs of different partitions share cores only
+// through the per-core count), Slurm's per-partition rows as such (a
+// sharing job needs each of its cores below N jobs, not one row free on
+// all of them), advanced reservations, licenses, QOS and association
+// limits, deadlines, topology, --contiguous together with --nodelist or
 // feature counts (such jobs wait with BadConstraints), parentheses in
-// --constraint. bf_continue is accepted but has no effect: a pass has no
-// time budget, so it never stops early. A job queued in several partitions
-// gets its reservation in the first partition where one fits, not the
-// earliest of all.
+// --constraint. The backfill timeline plans future starts on idle cores
+// only (a reservation never counts on sharing a core) and keeps a node
+// that mixes sharing and non-sharing work closed to the other kind until
+// all its jobs end. bf_continue is accepted but has no effect: a pass has
+// no time budget, so it never stops early.
 package sched

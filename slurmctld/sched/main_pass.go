@@ -55,7 +55,11 @@ func (c *cluster) mainPass(out []outcome) []Start {
 			o.setReason(why)
 			continue
 		}
-		if pl, ok := c.tryNow(r, avail); ok {
+		pl, ok := c.tryNow(r, avail)
+		if !ok && r.share {
+			pl, ok = c.tryNowOver(r, avail.Words())
+		}
+		if ok {
 			a := c.allocate(r, pl)
 			starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a})
 			o.started = true

@@ -85,8 +85,8 @@ type OverSubscribe uint8
 
 const (
 	OverSubscribeNo        OverSubscribe = iota // cores are not shared between jobs
-	OverSubscribeYes                            // --oversubscribe jobs may share cores (MaxShare); scheduled as NO for now
-	OverSubscribeForce                          // all jobs share cores (MaxShare); scheduled as NO for now
+	OverSubscribeYes                            // --oversubscribe jobs may share cores, MaxShare jobs a core
+	OverSubscribeForce                          // all jobs may share cores, MaxShare jobs a core
 	OverSubscribeExclusive                      // every job gets whole nodes
 )
 
@@ -194,7 +194,7 @@ type Job struct {
 	ExcNodes   []int // --exclude: node indexes never to use
 
 	TimeLimit uint32 // minutes; NoValue32 (or 0) = partition DefaultTime
-	TimeMin   uint32 // --time-min minutes; 0 = not given (not used by the passes yet)
+	TimeMin   uint32 // --time-min minutes; 0 = not given (see Start.TimeLimit)
 }
 
 // NodeAlloc is what one job holds on one node.
@@ -217,7 +217,11 @@ type Allocation struct {
 	// ExclusiveUser ones may be shared only with jobs of UserID.
 	Exclusive     bool
 	ExclusiveUser bool
-	Nodes         []NodeAlloc
+	// Shared marks a job that may share its cores with other sharing
+	// jobs (OverSubscribe=FORCE, or YES with --oversubscribe); false is a
+	// job that does not share, which no sharing job may join on a node.
+	Shared bool
+	Nodes  []NodeAlloc
 }
 
 // Start tells the controller to start a job.
@@ -226,6 +230,10 @@ type Start struct {
 	Partition string
 	Alloc     Allocation
 	Backfill  bool // started by the backfill pass
+	// TimeLimit, when not 0, is the job's new time limit in minutes: the
+	// backfill pass started it with its --time-min (Alloc.End agrees),
+	// and the controller sets the job's TimeLimit to it, as Slurm does.
+	TimeLimit uint32
 }
 
 // Pending is the state of a job that does not start in this pass.

@@ -1,6 +1,9 @@
 package sched
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // entry is one (job, partition) pair of the queue: a job that may run in
 // several partitions is queued once per partition, as in Slurm.
@@ -57,7 +60,9 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 			}
 		}
 		for rank, name := range j.Partitions {
-			if pi, ok := c.partIdx[name]; ok {
+			// A partition named twice is queued once (Slurm keeps a
+			// job's partition list without duplicates).
+			if pi, ok := c.partIdx[name]; ok && !slices.Contains(j.Partitions[:rank], name) {
 				q = append(q, entry{ji: ji, pi: pi, rank: rank})
 				n++
 			}

@@ -25,6 +25,12 @@ type request struct {
 	gres  []GresReq // per node
 	whole bool      // whole nodes (exclusive, OverSubscribe=EXCLUSIVE, select/linear)
 	user  bool      // nodes shared only with the same user
+	// share: the job may share cores (OverSubscribe=FORCE, or YES with
+	// --oversubscribe), with up to maxShare jobs a core; over is set while
+	// a placement counts shared cores as available (see oversubscribe.go).
+	share    bool
+	over     bool
+	maxShare int
 
 	duration  int64 // seconds
 	timeLimit uint32
@@ -189,6 +195,7 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 
 	r.whole = cfg.WholeNodes || j.Share == ShareExclusive || p.OverSubscribe == OverSubscribeExclusive
 	r.user = j.Share == ShareUser || p.ExclusiveUser
+	shareRequest(r)
 
 	cons, err := parseConstraint(j.Features)
 	if err != nil {
@@ -273,7 +280,14 @@ func (c *cluster) capacityNow(r *request, ni int) int {
 	if r.whole && c.jobsOn[ni] > 0 {
 		return 0
 	}
-	return c.capacityWith(r, ni, c.freeCore[ni], c.freeMem[ni], gresFree)
+	if (r.share || c.shareCnt != nil) && c.shareBlocked(r, ni) {
+		return 0
+	}
+	cores := c.freeCore[ni]
+	if r.over {
+		cores = c.shareable(ni, r.maxShare)
+	}
+	return c.capacityWith(r, ni, cores, c.freeMem[ni], gresFree)
 }
 
 // gresCheck says which GRES counts capacityWith compares the request to.

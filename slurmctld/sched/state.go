@@ -43,6 +43,15 @@ type cluster struct {
 	userOn   []int64      // the one user whose jobs are on the node; noUser, mixedUsers
 	exclUser []bool       // a job on the node wants its user alone there
 
+	// Core sharing (oversubscribe.go), allocated on first use: per core
+	// (coreOff*64 + core) how many sharing jobs hold it and the end of
+	// the job its release is credited to; per node the sharing jobs and
+	// the partition allowing sharing whose jobs are there.
+	shareCnt    []uint16
+	credit      []int64
+	shareOn     []int32
+	sharePartOn []int32
+
 	rel     [][]release // per node, by time
 	relGres [][]gresAmt // GRES of the releases that have some
 	// resvFirst is the earliest backfill reservation start on a node, so
@@ -250,14 +259,19 @@ func (c *cluster) take(a *Allocation, end int64) {
 		}
 		off := c.coreOff[ni]
 		var taken int32
-		for _, k := range na.Cores {
-			w, bit := off+int(k)/64, uint64(1)<<(k%64)
-			if w < c.coreOff[ni+1] && c.coreBits[w]&bit != 0 {
-				c.coreBits[w] &^= bit
-				taken++
+		if a.Shared {
+			taken = c.takeShared(ni, na.Cores, end)
+		} else {
+			for _, k := range na.Cores {
+				w, bit := off+int(k)/64, uint64(1)<<(k%64)
+				if w < c.coreOff[ni+1] && c.coreBits[w]&bit != 0 {
+					c.coreBits[w] &^= bit
+					taken++
+				}
 			}
+			c.freeCore[ni] -= taken
 		}
-		c.freeCore[ni] -= taken
+		c.noteShareJob(ni, a, a.Shared)
 		var mem uint64
 		if c.snap.Config.MemoryConsumable {
 			mem = min(na.MemoryMB, c.freeMem[ni])

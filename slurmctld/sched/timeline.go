@@ -103,6 +103,9 @@ func (c *cluster) classKey(r *request, a int) string {
 	if r.user || c.anyExclUser {
 		fmt.Fprintf(&b, "|u%d", j.UserID)
 	}
+	if r.share {
+		b.WriteString("|s")
+	}
 	for _, g := range r.gres {
 		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
 	}
