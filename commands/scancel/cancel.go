@@ -7,11 +7,8 @@ import (
 
 	"github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
-	"github.com/goslurm/goslurm/protocol/client"
-	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -76,7 +73,6 @@ func (s *scancel) loadJobs() []*job {
 		fmt.Fprintf(s.stderr, "slurm_load_jobs error: %s\n", slurmcli.Strerror(err))
 		panic(exit{1})
 	}
-	s.authLogged = true
 	jobs := make([]*job, len(m.Jobs))
 	for i := range m.Jobs {
 		ji := &m.Jobs[i]
@@ -414,54 +410,7 @@ func cstr(v msg.NullString) string {
 
 // rpc sends one request and returns the controller's return code as an
 // error (nil for 0).
-func (s *scancel) rpc(mt msgtype.Type, body any) error {
-	bc, ok := msg.Registry().Lookup(mt)
-	if !ok {
-		return fmt.Errorf("%v: no codec", mt)
-	}
-	var w pack.Writer
-	if err := bc.Encode(&w, codec.Version2205, body); err != nil {
-		return fmt.Errorf("%v: encode: %w", mt, err)
-	}
-	s.logAuth()
-	r, err := s.conn.Client.Call(s.ctx, mt, w.Bytes())
-	if err != nil {
-		return err
-	}
-	f := r.Frame
-	if f.Header.MsgType != msgtype.RESPONSE_SLURM_RC_MSG {
-		return client.ReturnCode(&f)
-	}
-	// Slurm's unpacker logs the message as errors, line by line, and
-	// treats the reply as a plain return code.
-	dc, _ := codec.DefaultRegistry().Lookup(msgtype.RESPONSE_SLURM_RC_MSG)
-	v, err := dc.Decode(pack.NewReader(f.Body), f.Header.Version)
-	if err != nil {
-		return fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_SLURM_RC_MSG, client.ErrReceive, err)
-	}
-	m := v.(codec.ReturnCodeMsg)
-	if !m.MsgNull {
-		for _, line := range strings.Split(m.Msg, "\n") {
-			if line != "" {
-				s.errorf("%s", line)
-			}
-		}
-	}
-	return slurmerr.FromRC(m.RC)
-}
-
-// logAuth prints, once and from -vv on, the auth plugin lines Slurm logs
-// at its first RPC (slurmcli prints them for the job load itself).
-func (s *scancel) logAuth() {
-	if s.authLogged {
-		return
-	}
-	s.authLogged = true
-	if s.opt.verbose >= 2 {
-		fmt.Fprintf(s.stderr, "scancel: debug:  auth/munge: init: Munge authentication plugin loaded\n")
-		fmt.Fprintf(s.stderr, "scancel: debug:  hash/k12: init: init: KangarooTwelve hash plugin loaded\n")
-	}
-}
+func (s *scancel) rpc(mt msgtype.Type, body any) error { return s.conn.RPCRC(s.ctx, mt, body) }
 
 // addDelay stands for scancel's _add_delay, which paces huge numbers of
 // requests; here it only logs its target response time once, as Slurm

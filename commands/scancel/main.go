@@ -57,7 +57,7 @@ type scancel struct {
 	conn   *slurmcli.Conn
 	ctx    context.Context
 
-	authLogged, delayLogged bool
+	delayLogged bool
 }
 
 func main() {

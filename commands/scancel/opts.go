@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/commands/internal/getopt"
 	"github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
 )
@@ -55,32 +56,32 @@ const (
 	optWCKey
 )
 
-var longOptions = []slurmcli.LongOpt{
-	{Name: "account", HasArg: slurmcli.RequiredArgument, Val: 'A'},
-	{Name: "batch", HasArg: slurmcli.NoArgument, Val: 'b'},
-	{Name: "ctld", HasArg: slurmcli.NoArgument, Val: optCtld},
-	{Name: "full", HasArg: slurmcli.NoArgument, Val: 'f'},
-	{Name: "help", HasArg: slurmcli.NoArgument, Val: optHelp},
-	{Name: "hurry", HasArg: slurmcli.NoArgument, Val: 'H'},
-	{Name: "interactive", HasArg: slurmcli.NoArgument, Val: 'i'},
-	{Name: "cluster", HasArg: slurmcli.RequiredArgument, Val: 'M'},
-	{Name: "clusters", HasArg: slurmcli.RequiredArgument, Val: 'M'},
-	{Name: "jobname", HasArg: slurmcli.RequiredArgument, Val: 'n'},
-	{Name: "me", HasArg: slurmcli.NoArgument, Val: optMe},
-	{Name: "name", HasArg: slurmcli.RequiredArgument, Val: 'n'},
-	{Name: "nodelist", HasArg: slurmcli.RequiredArgument, Val: 'w'},
-	{Name: "partition", HasArg: slurmcli.RequiredArgument, Val: 'p'},
-	{Name: "qos", HasArg: slurmcli.RequiredArgument, Val: 'q'},
-	{Name: "quiet", HasArg: slurmcli.NoArgument, Val: 'Q'},
-	{Name: "reservation", HasArg: slurmcli.RequiredArgument, Val: 'R'},
-	{Name: "sibling", HasArg: slurmcli.RequiredArgument, Val: optSibling},
-	{Name: "signal", HasArg: slurmcli.RequiredArgument, Val: 's'},
-	{Name: "state", HasArg: slurmcli.RequiredArgument, Val: 't'},
-	{Name: "usage", HasArg: slurmcli.NoArgument, Val: optUsage},
-	{Name: "user", HasArg: slurmcli.RequiredArgument, Val: 'u'},
-	{Name: "verbose", HasArg: slurmcli.NoArgument, Val: 'v'},
-	{Name: "version", HasArg: slurmcli.NoArgument, Val: 'V'},
-	{Name: "wckey", HasArg: slurmcli.RequiredArgument, Val: optWCKey},
+var longOptions = []getopt.Option{
+	{Name: "account", HasArg: getopt.RequiredArgument, Val: 'A'},
+	{Name: "batch", HasArg: getopt.NoArgument, Val: 'b'},
+	{Name: "ctld", HasArg: getopt.NoArgument, Val: optCtld},
+	{Name: "full", HasArg: getopt.NoArgument, Val: 'f'},
+	{Name: "help", HasArg: getopt.NoArgument, Val: optHelp},
+	{Name: "hurry", HasArg: getopt.NoArgument, Val: 'H'},
+	{Name: "interactive", HasArg: getopt.NoArgument, Val: 'i'},
+	{Name: "cluster", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "clusters", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "jobname", HasArg: getopt.RequiredArgument, Val: 'n'},
+	{Name: "me", HasArg: getopt.NoArgument, Val: optMe},
+	{Name: "name", HasArg: getopt.RequiredArgument, Val: 'n'},
+	{Name: "nodelist", HasArg: getopt.RequiredArgument, Val: 'w'},
+	{Name: "partition", HasArg: getopt.RequiredArgument, Val: 'p'},
+	{Name: "qos", HasArg: getopt.RequiredArgument, Val: 'q'},
+	{Name: "quiet", HasArg: getopt.NoArgument, Val: 'Q'},
+	{Name: "reservation", HasArg: getopt.RequiredArgument, Val: 'R'},
+	{Name: "sibling", HasArg: getopt.RequiredArgument, Val: optSibling},
+	{Name: "signal", HasArg: getopt.RequiredArgument, Val: 's'},
+	{Name: "state", HasArg: getopt.RequiredArgument, Val: 't'},
+	{Name: "usage", HasArg: getopt.NoArgument, Val: optUsage},
+	{Name: "user", HasArg: getopt.RequiredArgument, Val: 'u'},
+	{Name: "verbose", HasArg: getopt.NoArgument, Val: 'v'},
+	{Name: "version", HasArg: getopt.NoArgument, Val: 'V'},
+	{Name: "wckey", HasArg: getopt.RequiredArgument, Val: optWCKey},
 }
 
 func (s *scancel) errorf(format string, a ...any) {
@@ -187,7 +188,7 @@ func (s *scancel) clusters(names string) {
 func (s *scancel) parseArgs(args []string) {
 	o := &s.opt
 	_, posix := s.getenv("POSIXLY_CORRECT")
-	g := slurmcli.NewGetopt(args, "A:bfHiM:n:p:Qq:R:s:t:u:vVw:", longOptions, posix, s.stderr)
+	g := getopt.New(args, "A:bfHiM:n:p:Qq:R:s:t:u:vVw:", longOptions, !posix, s.stderr)
 	for {
 		c := g.Next()
 		if c == -1 {
@@ -198,7 +199,7 @@ func (s *scancel) parseArgs(args []string) {
 			fmt.Fprintf(s.stderr, "Try \"scancel --help\" for more information\n")
 			panic(exit{1})
 		case 'A':
-			o.account, o.hasAccount = strings.ToLower(g.Optarg), true
+			o.account, o.hasAccount = strings.ToLower(g.Arg), true
 		case 'b':
 			o.batch = true
 		case optCtld:
@@ -210,40 +211,40 @@ func (s *scancel) parseArgs(args []string) {
 		case 'i':
 			o.interactive = true
 		case 'M':
-			s.clusters(g.Optarg)
+			s.clusters(g.Arg)
 		case optMe:
 			o.userName, o.hasUser = strconv.Itoa(os.Getuid()), true
 		case 'n':
-			o.jobName, o.hasName = g.Optarg, true
+			o.jobName, o.hasName = g.Arg, true
 		case 'p':
-			o.partition, o.hasPart = g.Optarg, true
+			o.partition, o.hasPart = g.Arg, true
 		case 'Q':
 			o.verbose = -1
 		case 'q':
-			o.qos, o.hasQOS = strings.ToLower(g.Optarg), true
+			o.qos, o.hasQOS = strings.ToLower(g.Arg), true
 		case 'R':
-			o.reservation, o.hasResv = g.Optarg, true
+			o.reservation, o.hasResv = g.Arg, true
 		case 's':
-			o.signal = sigNameToNum(g.Optarg)
+			o.signal = sigNameToNum(g.Arg)
 			if o.signal == 0 {
-				fmt.Fprintf(s.stderr, "Unknown job signal: %s\n", g.Optarg)
+				fmt.Fprintf(s.stderr, "Unknown job signal: %s\n", g.Arg)
 				panic(exit{1})
 			}
 		case 't':
-			o.state = s.stateName(g.Optarg, false)
+			o.state = s.stateName(g.Arg, false)
 		case 'u':
-			o.userName, o.hasUser = g.Optarg, true
+			o.userName, o.hasUser = g.Arg, true
 		case 'v':
 			o.verbose++
 		case 'V':
 			fmt.Fprintf(s.stdout, "slurm-wlm 22.05.8\n")
 			panic(exit{0})
 		case 'w':
-			o.nodelist, o.hasNodes = g.Optarg, true
+			o.nodelist, o.hasNodes = g.Arg, true
 		case optSibling:
-			o.sibling = g.Optarg
+			o.sibling = g.Arg
 		case optWCKey:
-			o.wckey, o.hasWCKey = g.Optarg, true
+			o.wckey, o.hasWCKey = g.Arg, true
 		case optHelp:
 			fmt.Fprint(s.stdout, helpText)
 			panic(exit{0})
@@ -252,7 +253,7 @@ func (s *scancel) parseArgs(args []string) {
 			panic(exit{0})
 		}
 	}
-	rest := g.Args()[g.Optind:]
+	rest := g.Args[g.Optind:]
 	if len(rest) > 0 {
 		s.xlateIDs(rest)
 	}

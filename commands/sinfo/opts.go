@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/commands/internal/getopt"
 	sc "github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
 )
@@ -20,30 +21,30 @@ const (
 	optYAML
 )
 
-var longOptions = []sc.LongOpt{
+var longOptions = []getopt.Option{
 	{Name: "all", Val: 'a'},
 	{Name: "dead", Val: 'd'},
 	{Name: "exact", Val: 'e'},
 	{Name: "federation", Val: optFederation},
 	{Name: "help", Val: optHelp},
 	{Name: "hide", Val: optHide},
-	{Name: "iterate", HasArg: sc.RequiredArgument, Val: 'i'},
+	{Name: "iterate", HasArg: getopt.RequiredArgument, Val: 'i'},
 	{Name: "local", Val: optLocal},
 	{Name: "long", Val: 'l'},
-	{Name: "cluster", HasArg: sc.RequiredArgument, Val: 'M'},
-	{Name: "clusters", HasArg: sc.RequiredArgument, Val: 'M'},
-	{Name: "nodes", HasArg: sc.RequiredArgument, Val: 'n'},
+	{Name: "cluster", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "clusters", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "nodes", HasArg: getopt.RequiredArgument, Val: 'n'},
 	{Name: "noconvert", Val: optNoconvert},
 	{Name: "noheader", Val: 'h'},
 	{Name: "Node", Val: 'N'},
-	{Name: "format", HasArg: sc.RequiredArgument, Val: 'o'},
-	{Name: "Format", HasArg: sc.RequiredArgument, Val: 'O'},
-	{Name: "partition", HasArg: sc.RequiredArgument, Val: 'p'},
+	{Name: "format", HasArg: getopt.RequiredArgument, Val: 'o'},
+	{Name: "Format", HasArg: getopt.RequiredArgument, Val: 'O'},
+	{Name: "partition", HasArg: getopt.RequiredArgument, Val: 'p'},
 	{Name: "responding", Val: 'r'},
 	{Name: "list-reasons", Val: 'R'},
 	{Name: "summarize", Val: 's'},
-	{Name: "sort", HasArg: sc.RequiredArgument, Val: 'S'},
-	{Name: "states", HasArg: sc.RequiredArgument, Val: 't'},
+	{Name: "sort", HasArg: getopt.RequiredArgument, Val: 'S'},
+	{Name: "states", HasArg: getopt.RequiredArgument, Val: 't'},
 	{Name: "reservation", Val: 'T'},
 	{Name: "usage", Val: optUsage},
 	{Name: "verbose", Val: 'v'},
@@ -97,13 +98,13 @@ func (s *sinfo) parseCommandLine(args []string) {
 	}
 	argv := append([]string(nil), args...)
 	_, posix := env("POSIXLY_CORRECT")
-	g := sc.NewGetopt(argv, "adehi:lM:n:No:O:p:rRsS:t:TvV", longOptions, posix, s.stderr)
+	g := getopt.New(argv, "adehi:lM:n:No:O:p:rRsS:t:TvV", longOptions, !posix, s.stderr)
 	for {
 		c := g.Next()
 		if c == -1 {
 			break
 		}
-		arg := g.Optarg
+		arg := g.Arg
 		switch c {
 		case '?':
 			s.out.Flush()

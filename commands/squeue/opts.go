@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/commands/internal/getopt"
 	sc "github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -26,47 +27,47 @@ const (
 	optYAML
 )
 
-var longOptions = []sc.LongOpt{
-	{Name: "accounts", HasArg: sc.RequiredArgument, Val: 'A'},
-	{Name: "all", HasArg: sc.NoArgument, Val: 'a'},
-	{Name: "array", HasArg: sc.NoArgument, Val: 'r'},
-	{Name: "array-unique", HasArg: sc.NoArgument, Val: optArrayUnique},
-	{Name: "Format", HasArg: sc.RequiredArgument, Val: 'O'},
-	{Name: "format", HasArg: sc.RequiredArgument, Val: 'o'},
-	{Name: "federation", HasArg: sc.NoArgument, Val: optFederation},
-	{Name: "help", HasArg: sc.NoArgument, Val: optHelp},
-	{Name: "hide", HasArg: sc.NoArgument, Val: optHide},
-	{Name: "iterate", HasArg: sc.RequiredArgument, Val: 'i'},
-	{Name: "jobs", HasArg: sc.OptionalArgument, Val: 'j'},
-	{Name: "local", HasArg: sc.NoArgument, Val: optLocal},
-	{Name: "long", HasArg: sc.NoArgument, Val: 'l'},
-	{Name: "licenses", HasArg: sc.RequiredArgument, Val: 'L'},
-	{Name: "cluster", HasArg: sc.RequiredArgument, Val: 'M'},
-	{Name: "clusters", HasArg: sc.RequiredArgument, Val: 'M'},
-	{Name: "me", HasArg: sc.NoArgument, Val: optMe},
-	{Name: "name", HasArg: sc.RequiredArgument, Val: 'n'},
-	{Name: "noconvert", HasArg: sc.NoArgument, Val: optNoconvert},
-	{Name: "node", HasArg: sc.RequiredArgument, Val: 'w'},
-	{Name: "nodes", HasArg: sc.RequiredArgument, Val: 'w'},
-	{Name: "nodelist", HasArg: sc.RequiredArgument, Val: 'w'},
-	{Name: "noheader", HasArg: sc.NoArgument, Val: 'h'},
-	{Name: "partitions", HasArg: sc.RequiredArgument, Val: 'p'},
-	{Name: "priority", HasArg: sc.NoArgument, Val: 'P'},
-	{Name: "qos", HasArg: sc.RequiredArgument, Val: 'q'},
-	{Name: "reservation", HasArg: sc.RequiredArgument, Val: 'R'},
-	{Name: "sib", HasArg: sc.NoArgument, Val: optSibling},
-	{Name: "sibling", HasArg: sc.NoArgument, Val: optSibling},
-	{Name: "sort", HasArg: sc.RequiredArgument, Val: 'S'},
-	{Name: "start", HasArg: sc.NoArgument, Val: optStart},
-	{Name: "steps", HasArg: sc.OptionalArgument, Val: 's'},
-	{Name: "states", HasArg: sc.RequiredArgument, Val: 't'},
-	{Name: "usage", HasArg: sc.NoArgument, Val: optUsage},
-	{Name: "user", HasArg: sc.RequiredArgument, Val: 'u'},
-	{Name: "users", HasArg: sc.RequiredArgument, Val: 'u'},
-	{Name: "verbose", HasArg: sc.NoArgument, Val: 'v'},
-	{Name: "version", HasArg: sc.NoArgument, Val: 'V'},
-	{Name: "json", HasArg: sc.NoArgument, Val: optJSON},
-	{Name: "yaml", HasArg: sc.NoArgument, Val: optYAML},
+var longOptions = []getopt.Option{
+	{Name: "accounts", HasArg: getopt.RequiredArgument, Val: 'A'},
+	{Name: "all", HasArg: getopt.NoArgument, Val: 'a'},
+	{Name: "array", HasArg: getopt.NoArgument, Val: 'r'},
+	{Name: "array-unique", HasArg: getopt.NoArgument, Val: optArrayUnique},
+	{Name: "Format", HasArg: getopt.RequiredArgument, Val: 'O'},
+	{Name: "format", HasArg: getopt.RequiredArgument, Val: 'o'},
+	{Name: "federation", HasArg: getopt.NoArgument, Val: optFederation},
+	{Name: "help", HasArg: getopt.NoArgument, Val: optHelp},
+	{Name: "hide", HasArg: getopt.NoArgument, Val: optHide},
+	{Name: "iterate", HasArg: getopt.RequiredArgument, Val: 'i'},
+	{Name: "jobs", HasArg: getopt.OptionalArgument, Val: 'j'},
+	{Name: "local", HasArg: getopt.NoArgument, Val: optLocal},
+	{Name: "long", HasArg: getopt.NoArgument, Val: 'l'},
+	{Name: "licenses", HasArg: getopt.RequiredArgument, Val: 'L'},
+	{Name: "cluster", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "clusters", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "me", HasArg: getopt.NoArgument, Val: optMe},
+	{Name: "name", HasArg: getopt.RequiredArgument, Val: 'n'},
+	{Name: "noconvert", HasArg: getopt.NoArgument, Val: optNoconvert},
+	{Name: "node", HasArg: getopt.RequiredArgument, Val: 'w'},
+	{Name: "nodes", HasArg: getopt.RequiredArgument, Val: 'w'},
+	{Name: "nodelist", HasArg: getopt.RequiredArgument, Val: 'w'},
+	{Name: "noheader", HasArg: getopt.NoArgument, Val: 'h'},
+	{Name: "partitions", HasArg: getopt.RequiredArgument, Val: 'p'},
+	{Name: "priority", HasArg: getopt.NoArgument, Val: 'P'},
+	{Name: "qos", HasArg: getopt.RequiredArgument, Val: 'q'},
+	{Name: "reservation", HasArg: getopt.RequiredArgument, Val: 'R'},
+	{Name: "sib", HasArg: getopt.NoArgument, Val: optSibling},
+	{Name: "sibling", HasArg: getopt.NoArgument, Val: optSibling},
+	{Name: "sort", HasArg: getopt.RequiredArgument, Val: 'S'},
+	{Name: "start", HasArg: getopt.NoArgument, Val: optStart},
+	{Name: "steps", HasArg: getopt.OptionalArgument, Val: 's'},
+	{Name: "states", HasArg: getopt.RequiredArgument, Val: 't'},
+	{Name: "usage", HasArg: getopt.NoArgument, Val: optUsage},
+	{Name: "user", HasArg: getopt.RequiredArgument, Val: 'u'},
+	{Name: "users", HasArg: getopt.RequiredArgument, Val: 'u'},
+	{Name: "verbose", HasArg: getopt.NoArgument, Val: 'v'},
+	{Name: "version", HasArg: getopt.NoArgument, Val: 'V'},
+	{Name: "json", HasArg: getopt.NoArgument, Val: optJSON},
+	{Name: "yaml", HasArg: getopt.NoArgument, Val: optYAML},
 }
 
 // usageText is our own short synopsis for --usage, --help and a stray
@@ -120,13 +121,13 @@ func (q *squeue) parseCommandLine(args []string) {
 	}
 	argv := append([]string(nil), args...)
 	_, posix := env("POSIXLY_CORRECT")
-	g := sc.NewGetopt(argv, "A:ahi:j::lL:n:M:O:o:p:Pq:R:rs::S:t:u:U:vVw:", longOptions, posix, q.stderr)
+	g := getopt.New(argv, "A:ahi:j::lL:n:M:O:o:p:Pq:R:rs::S:t:u:U:vVw:", longOptions, !posix, q.stderr)
 	for {
 		c := g.Next()
 		if c == -1 {
 			break
 		}
-		arg := g.Optarg
+		arg := g.Arg
 		switch c {
 		case '?':
 			q.out.Flush()
@@ -145,7 +146,7 @@ func (q *squeue) parseCommandLine(args []string) {
 				q.exit(1)
 			}
 		case 'j':
-			if g.HasOptarg {
+			if g.HasValue {
 				q.setRaw("jobs", arg)
 				q.jobs = q.buildJobList(arg)
 				q.hasJobs = true
@@ -192,7 +193,7 @@ func (q *squeue) parseCommandLine(args []string) {
 			q.arrayFlag = true
 			q.bitstrLenSet, q.bitstrLen = true, 0
 		case 's':
-			if g.HasOptarg {
+			if g.HasValue {
 				q.setRaw("steps", arg)
 				q.steps = q.buildStepList(arg)
 			}
@@ -254,7 +255,7 @@ func (q *squeue) parseCommandLine(args []string) {
 			q.formatLong, q.formatLongSet = v, true
 		}
 	}
-	rest := g.Args()[g.Optind:]
+	rest := g.Args[g.Optind:]
 	if len(rest) > 0 {
 		if q.jobFlag {
 			q.setRaw("jobs", rest[0])

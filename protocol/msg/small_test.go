@@ -73,6 +73,28 @@ var bodyTypes = map[msgtype.Type]any{
 	msgtype.SRUN_JOB_COMPLETE:               SrunJobCompleteMsg{},
 	msgtype.SRUN_PING:                       Empty{},
 	msgtype.RESPONSE_JOB_WILL_RUN:           WillRunResponse{},
+
+	msgtype.RESPONSE_BATCH_SCRIPT:           BatchScriptResponse{},
+	msgtype.RESPONSE_LICENSE_INFO:           LicenseInfoResponse{},
+	msgtype.RESPONSE_TOPO_INFO:              TopoInfoResponse{},
+	msgtype.REQUEST_SET_DEBUG_LEVEL:         SetDebugLevelRequest{},
+	msgtype.REQUEST_SET_SCHEDLOG_LEVEL:      SetDebugLevelRequest{},
+	msgtype.REQUEST_SET_DEBUG_FLAGS:         SetDebugFlagsRequest{},
+	msgtype.REQUEST_SET_FS_DAMPENING_FACTOR: SetFSDampeningFactorRequest{},
+	msgtype.REQUEST_STATS_INFO:              StatsInfoRequest{},
+	msgtype.REQUEST_JOB_ID:                  JobIDRequest{},
+	msgtype.RESPONSE_JOB_ID:                 JobIDResponse{},
+	msgtype.REQUEST_AUTH_TOKEN:              TokenRequest{},
+	msgtype.RESPONSE_AUTH_TOKEN:             TokenResponse{},
+	msgtype.RESPONSE_CONFIG:                 ConfigResponse{},
+	msgtype.RESPONSE_SLURM_REROUTE_MSG:      FedInfoResponse{},
+	msgtype.RESPONSE_RESERVATION_INFO:       ReservationInfoResponse{},
+	msgtype.REQUEST_CREATE_RESERVATION:      ReservationDesc{},
+	msgtype.REQUEST_UPDATE_RESERVATION:      ReservationDesc{},
+	msgtype.REQUEST_DELETE_RESERVATION:      ReservationName{},
+	msgtype.RESPONSE_CREATE_RESERVATION:     ReservationName{},
+	msgtype.REQUEST_JOB_SBCAST_CRED:         SelectedStep{},
+	msgtype.SRUN_NET_FORWARD:                NetForwardMsg{},
 }
 
 // testRegistry is built on first use: package variables are initialised

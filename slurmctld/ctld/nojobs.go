@@ -58,7 +58,7 @@ var notYet = []msgtype.Type{
 	msgtype.MESSAGE_EPILOG_COMPLETE, msgtype.REQUEST_TOP_JOB, msgtype.REQUEST_JOB_NOTIFY,
 	msgtype.REQUEST_UPDATE_JOB_STEP, msgtype.REQUEST_UPDATE_PARTITION, msgtype.REQUEST_CREATE_PARTITION,
 	msgtype.REQUEST_DELETE_PARTITION, msgtype.REQUEST_CREATE_NODE, msgtype.REQUEST_DELETE_NODE,
-	msgtype.REQUEST_REBOOT_NODES,
+	msgtype.REQUEST_REBOOT_NODES, msgtype.REQUEST_BATCH_SCRIPT,
 }
 
 func (c *Controller) rpcNotYet(_ context.Context, r *server.Request) *server.Response {

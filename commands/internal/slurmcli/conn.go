@@ -18,7 +18,6 @@ import (
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -41,9 +40,12 @@ type Conn struct {
 
 	// Verbose is the command's -v count; from 2 on, the first RPC logs
 	// the plugin lines Slurm's debug level shows, on Log as Prog.
-	Verbose      int
-	Log          io.Writer
-	Prog         string
+	Verbose int
+	Log     io.Writer
+	Prog    string
+	// Flush, if set, runs before the Conn writes to Log: commands buffer
+	// their stdout, and Slurm's log lines follow what was printed before.
+	Flush        func()
 	authLogged   bool
 	selectLogged bool
 }
@@ -59,20 +61,6 @@ func (c *Conn) logSelect(records int) {
 		return
 	}
 	c.LogSelectPlugins(c.Log, c.Prog)
-}
-
-// logAuth logs the auth plugin's start-up, which Slurm does once, at the
-// first RPC, at the log level in force then.
-func (c *Conn) logAuth() {
-	if c.authLogged {
-		return
-	}
-	c.authLogged = true
-	if c.Verbose < 2 || c.Log == nil {
-		return
-	}
-	fmt.Fprintf(c.Log, "%s: debug:  auth/munge: init: Munge authentication plugin loaded\n", c.Prog)
-	fmt.Fprintf(c.Log, "%s: debug:  hash/k12: init: init: KangarooTwelve hash plugin loaded\n", c.Prog)
 }
 
 // Dial loads slurm.conf (SLURM_CONF, else DefaultConfPath) and prepares a
@@ -150,42 +138,14 @@ func newConn(cfg *conf.Config, path string, getenv func(string) (string, bool)) 
 // ErrNoChange is SLURM_NO_CHANGE_IN_DATA: the cached copy is current.
 var ErrNoChange = slurmerr.Error{Code: slurmerr.SLURM_NO_CHANGE_IN_DATA}
 
-// call sends body as mt and decodes a reply of type want; a return code
-// reply becomes its slurmerr.Error.
+// call is RPC for the load functions, whose reply must be of type want: a
+// zero return code instead is an unexpected message.
 func (c *Conn) call(ctx context.Context, mt msgtype.Type, body any, want msgtype.Type) (any, error) {
-	bc, ok := c.reg.Lookup(mt)
-	if !ok {
-		return nil, fmt.Errorf("%v: no codec", mt)
+	v, err := c.RPC(ctx, mt, body, want)
+	if err == nil && v == nil {
+		err = client.ErrUnexpected
 	}
-	var w pack.Writer
-	if err := bc.Encode(&w, codec.Version2205, body); err != nil {
-		return nil, fmt.Errorf("%v: encode: %w", mt, err)
-	}
-	c.logAuth()
-	r, err := c.Client.Call(ctx, mt, w.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	f := r.Frame
-	if f.Header.MsgType != want {
-		if err := client.ReturnCode(&f); err != nil {
-			return nil, err
-		}
-		return nil, client.ErrUnexpected
-	}
-	dc, ok := c.reg.Lookup(want)
-	if !ok {
-		return nil, fmt.Errorf("%v: no codec", want)
-	}
-	rd := pack.NewReader(f.Body)
-	v, err := dc.Decode(rd, f.Header.Version)
-	if err == nil {
-		err = rd.Done()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w: %w", want, client.ErrReceive, err)
-	}
-	return v, nil
+	return v, err
 }
 
 // LoadJobs is slurm_load_jobs.
@@ -278,34 +238,25 @@ func Strerror(err error) string {
 	return err.Error()
 }
 
-// ReservationCount is slurm_load_reservations reduced to what this
-// package can decode: the number of reservations (the records themselves
-// have no codec yet).
+// ReservationCount is the number of reservations slurm_load_reservations
+// returns.
 func (c *Conn) ReservationCount(ctx context.Context) (uint32, error) {
-	bc, ok := c.reg.Lookup(msgtype.REQUEST_RESERVATION_INFO)
-	if !ok {
-		return 0, fmt.Errorf("%v: no codec", msgtype.REQUEST_RESERVATION_INFO)
-	}
-	var w pack.Writer
-	if err := bc.Encode(&w, codec.Version2205, msg.LastUpdateRequest{}); err != nil {
-		return 0, err
-	}
-	c.logAuth()
-	r, err := c.Client.Call(ctx, msgtype.REQUEST_RESERVATION_INFO, w.Bytes())
+	m, err := c.LoadReservations(ctx, 0)
 	if err != nil {
 		return 0, err
 	}
-	f := r.Frame
-	if f.Header.MsgType != msgtype.RESPONSE_RESERVATION_INFO {
-		if err := client.ReturnCode(&f); err != nil {
-			return 0, err
-		}
-		return 0, client.ErrUnexpected
+	return uint32(len(m.Reservations)), nil
+}
+
+// LoadReservations is slurm_load_reservations.
+func (c *Conn) LoadReservations(ctx context.Context, lastUpdate int64) (*msg.ReservationInfoResponse, error) {
+	v, err := c.call(ctx, msgtype.REQUEST_RESERVATION_INFO, msg.LastUpdateRequest{LastUpdate: lastUpdate},
+		msgtype.RESPONSE_RESERVATION_INFO)
+	if err != nil {
+		return nil, err
 	}
-	if len(f.Body) < 4 {
-		return 0, client.ErrReceive
-	}
-	return uint32(f.Body[0])<<24 | uint32(f.Body[1])<<16 | uint32(f.Body[2])<<8 | uint32(f.Body[3]), nil
+	m := v.(msg.ReservationInfoResponse)
+	return &m, nil
 }
 
 // LogSelectPlugins writes the lines Slurm's select plugins log at verbose

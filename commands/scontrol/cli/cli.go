@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goslurm/goslurm/commands/internal/getopt"
 	"github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/protocol/msg"
 )
@@ -43,23 +44,23 @@ const (
 	optFederation
 )
 
-var longOptions = []longOpt{
-	{"all", false, 'a'},
-	{"cluster", true, 'M'},
-	{"clusters", true, 'M'},
-	{"details", false, 'd'},
-	{"federation", false, optFederation},
-	{"future", false, 'F'},
-	{"help", false, 'h'},
-	{"hide", false, optHide},
-	{"local", false, optLocal},
-	{"oneliner", false, 'o'},
-	{"quiet", false, 'Q'},
-	{"sibling", false, optSibling},
-	{"uid", true, 'u'},
-	{"usage", false, 'h'},
-	{"verbose", false, 'v'},
-	{"version", false, 'V'},
+var longOptions = []getopt.Option{
+	{Name: "all", HasArg: getopt.NoArgument, Val: 'a'},
+	{Name: "cluster", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "clusters", HasArg: getopt.RequiredArgument, Val: 'M'},
+	{Name: "details", HasArg: getopt.NoArgument, Val: 'd'},
+	{Name: "federation", HasArg: getopt.NoArgument, Val: optFederation},
+	{Name: "future", HasArg: getopt.NoArgument, Val: 'F'},
+	{Name: "help", HasArg: getopt.NoArgument, Val: 'h'},
+	{Name: "hide", HasArg: getopt.NoArgument, Val: optHide},
+	{Name: "local", HasArg: getopt.NoArgument, Val: optLocal},
+	{Name: "oneliner", HasArg: getopt.NoArgument, Val: 'o'},
+	{Name: "quiet", HasArg: getopt.NoArgument, Val: 'Q'},
+	{Name: "sibling", HasArg: getopt.NoArgument, Val: optSibling},
+	{Name: "uid", HasArg: getopt.RequiredArgument, Val: 'u'},
+	{Name: "usage", HasArg: getopt.NoArgument, Val: 'h'},
+	{Name: "verbose", HasArg: getopt.NoArgument, Val: 'v'},
+	{Name: "version", HasArg: getopt.NoArgument, Val: 'V'},
 }
 
 // IO is the process environment Main runs in.
@@ -98,7 +99,6 @@ type state struct {
 	nodes *msg.NodeInfoResponse
 	// lastNodeInx is where the last "show node NAME" search ended.
 	lastNodeInx int
-	authLogged  bool
 	sleeper     func(time.Duration)
 }
 
@@ -184,12 +184,12 @@ func Main(args []string, pio IO) (code int) {
 
 	argv := append([]string(nil), args...)
 	_, posix := s.getenv("POSIXLY_CORRECT")
-	g := newGetopt(argv, "adhM:FoQu:vV", longOptions, posix, s.io.Stderr)
+	g := getopt.New(argv, "adhM:FoQu:vV", longOptions, !posix, s.io.Stderr)
 	for {
-		if g.optind < len(argv) && hasPrefixFold(argv[g.optind], "setdebugflags", 8) {
+		if g.Optind < len(argv) && hasPrefixFold(argv[g.Optind], "setdebugflags", 8) {
 			break // "-<flag>" arguments of setdebugflags are not options
 		}
-		c := g.nextOpt()
+		c := g.Next()
 		if c == -1 {
 			break
 		}
@@ -213,7 +213,7 @@ func Main(args []string, pio IO) (code int) {
 		case optLocal:
 			s.localFlag = true
 		case 'M':
-			return s.clusterUnsupported(g.optarg)
+			return s.clusterUnsupported(g.Arg)
 		case 'o':
 			s.oneLiner = true
 		case 'Q':
@@ -221,9 +221,9 @@ func Main(args []string, pio IO) (code int) {
 		case optSibling:
 			s.siblingFlag = true
 		case 'u':
-			uid, ok := lookupUID(g.optarg)
+			uid, ok := lookupUID(g.Arg)
 			if !ok {
-				s.errorf("--uid=\"%s\" invalid", g.optarg)
+				s.errorf("--uid=\"%s\" invalid", g.Arg)
 				return s.exitCode
 			}
 			s.uid = uid
@@ -236,8 +236,8 @@ func Main(args []string, pio IO) (code int) {
 		}
 	}
 
-	if g.optind < len(argv) {
-		s.processCommand(argv[g.optind:])
+	if g.Optind < len(argv) {
+		s.processCommand(argv[g.Optind:])
 	} else {
 		s.interactive()
 	}

@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"os/user"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/goslurm/goslurm/commands/internal/slurmcli"
-	"github.com/goslurm/goslurm/protocol/client"
-	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -39,6 +35,7 @@ func (s *state) ctl() *slurmcli.Conn {
 	c.Verbose = s.verbosity
 	c.Log = s.io.Stderr
 	c.Prog = "scontrol"
+	c.Flush = func() { s.stdout.Flush() }
 	s.conn = c
 	v, ok := s.getenv("SLURM_TIME_FORMAT")
 	s.tf = slurmcli.NewTimeFormatter(v, ok, s.errorf)
@@ -55,113 +52,16 @@ func (s *state) now() time.Time {
 	return time.Now()
 }
 
-func encode(mt msgtype.Type, body any) ([]byte, error) {
-	bc, ok := msg.Registry().Lookup(mt)
-	if !ok {
-		return nil, fmt.Errorf("%v: no codec", mt)
-	}
-	var w pack.Writer
-	if err := bc.Encode(&w, codec.Version2205, body); err != nil {
-		return nil, fmt.Errorf("%v: encode: %w", mt, err)
-	}
-	return w.Bytes(), nil
-}
+// encode packs body as mt with protocol/msg's codecs.
+func (s *state) encode(mt msgtype.Type, body any) ([]byte, error) { return s.ctl().Encode(mt, body) }
 
 // rpcRC sends a request answered by a return code; nil for success.
-func (s *state) rpcRC(mt msgtype.Type, body any) error {
-	b, err := encode(mt, body)
-	if err != nil {
-		return err
-	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), mt, b)
-	if err != nil {
-		return err
-	}
-	f := r.Frame
-	if f.Header.MsgType == msgtype.RESPONSE_SLURM_RC_MSG {
-		return s.rcMsg(&f)
-	}
-	return client.ReturnCode(&f)
-}
-
-// rcMsg handles RESPONSE_SLURM_RC_MSG as Slurm's unpacker does: the
-// message is logged as errors, line by line, and the code is the result.
-func (s *state) rcMsg(f *codec.Frame) error {
-	dc, ok := codec.DefaultRegistry().Lookup(msgtype.RESPONSE_SLURM_RC_MSG)
-	if !ok {
-		return slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
-	}
-	v, err := dc.Decode(pack.NewReader(f.Body), f.Header.Version)
-	if err != nil {
-		return fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_SLURM_RC_MSG, client.ErrReceive, err)
-	}
-	m := v.(codec.ReturnCodeMsg)
-	if !m.MsgNull {
-		s.stdout.Flush()
-		for _, line := range strings.Split(m.Msg, "\n") {
-			if line != "" {
-				s.errorf("%s", line)
-			}
-		}
-	}
-	return slurmerr.FromRC(m.RC)
-}
-
-// logAuth prints, once and from -vv on, the auth plugin lines Slurm logs
-// at its first RPC (slurmcli does the same for the loads it sends).
-func (s *state) logAuth() {
-	if s.authLogged {
-		return
-	}
-	s.authLogged = true
-	if s.verbosity >= 2 {
-		s.stdout.Flush()
-		s.eprintf("scontrol: debug:  auth/munge: init: Munge authentication plugin loaded\n")
-		s.eprintf("scontrol: debug:  hash/k12: init: init: KangarooTwelve hash plugin loaded\n")
-	}
-}
+func (s *state) rpcRC(mt msgtype.Type, body any) error { return s.ctl().RPCRC(s.ctx(), mt, body) }
 
 // rpc sends a request and decodes the reply if it is of type want (a
-// return code reply becomes its error). It returns the reply type too.
+// return code reply becomes its error, nil for 0).
 func (s *state) rpc(mt msgtype.Type, body any, want msgtype.Type) (any, error) {
-	b, err := encode(mt, body)
-	if err != nil {
-		return nil, err
-	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), mt, b)
-	if err != nil {
-		return nil, err
-	}
-	f := r.Frame
-	if f.Header.MsgType != want {
-		if f.Header.MsgType == msgtype.RESPONSE_SLURM_RC_MSG {
-			return nil, s.rcMsg(&f)
-		}
-		if f.Header.MsgType != msgtype.RESPONSE_SLURM_RC {
-			return nil, slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
-		}
-		if err := client.ReturnCode(&f); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	dc, ok := msg.Registry().Lookup(want)
-	if !ok {
-		return nil, fmt.Errorf("%v: no codec", want)
-	}
-	rd := pack.NewReader(f.Body)
-	v, err := dc.Decode(rd, f.Header.Version)
-	if err == nil {
-		err = rd.Done()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w: %w", want, client.ErrReceive, err)
-	}
-	return v, nil
+	return s.ctl().RPC(s.ctx(), mt, body, want)
 }
 
 // perror is slurm_perror: "<msg>: <error text>" on stderr.
@@ -260,5 +160,3 @@ func mins2time(m uint32) string {
 	}
 	return secs2time(int64(m) * 60)
 }
-
-func clientReturnCode(f *codec.Frame) error { return client.ReturnCode(f) }

@@ -13,7 +13,6 @@ import (
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -426,7 +425,7 @@ func cmdShutdown(s *state, args []string) {
 		return
 	}
 	c := s.ctl()
-	body, err := encode(msgtype.REQUEST_SHUTDOWN, msg.ShutdownRequest{Options: opts})
+	body, err := s.encode(msgtype.REQUEST_SHUTDOWN, msg.ShutdownRequest{Options: opts})
 	if err == nil {
 		for i := len(c.Conf.SlurmctldHost) - 1; i >= 1; i-- {
 			// Backups that are down are not an error.
@@ -563,10 +562,8 @@ func cmdDelete(s *state, args []string) {
 	case m("PartitionName"):
 		err, what = s.rpcRC(msgtype.REQUEST_DELETE_PARTITION, msg.DeletePartitionRequest{Name: msg.Str(val)}), "delete_partition"
 	case m("ReservationName"):
-		// reservation_name_msg_t: just the name (no codec in protocol/msg).
-		var w pack.Writer
-		w.Str(val)
-		err, what = s.rawRC(msgtype.REQUEST_DELETE_RESERVATION, w.Bytes()), "delete_reservation"
+		req := msg.ReservationName{Name: msg.Str(val)}
+		err, what = s.rpcRC(msgtype.REQUEST_DELETE_RESERVATION, req), "delete_reservation"
 	default:
 		s.exitCode = 1
 		s.eprintf("Invalid deletion entity: %s\n", argv[0])
@@ -662,29 +659,16 @@ func cmdWaitJob(s *state, args []string) {
 
 // jobNodeReady is slurm_job_node_ready.
 func (s *state) jobNodeReady(id uint32) int {
-	b, err := encode(msgtype.REQUEST_JOB_READY, msg.JobIDShowRequest{JobID: id})
-	if err != nil {
-		return readyJobError
-	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_JOB_READY, b)
-	if err != nil {
-		return readyJobError
-	}
-	f := r.Frame
-	if len(f.Body) < 4 {
-		return readyJobError
-	}
-	// RESPONSE_JOB_READY and RESPONSE_SLURM_RC both carry a u32 code.
-	rc := codec.ReturnCode{RC: uint32(f.Body[0])<<24 | uint32(f.Body[1])<<16 | uint32(f.Body[2])<<8 | uint32(f.Body[3])}
-	switch f.Header.MsgType {
-	case msgtype.RESPONSE_JOB_READY:
-		return int(int32(rc.RC))
-	case msgtype.RESPONSE_SLURM_RC:
-		if rc.RC == slurmerr.ESLURM_INVALID_PARTITION_NAME || rc.RC == slurmerr.ESLURM_INVALID_JOB_ID {
-			return readyJobFatal
+	v, err := s.rpc(msgtype.REQUEST_JOB_READY, msg.JobIDShowRequest{JobID: id}, msgtype.RESPONSE_JOB_READY)
+	if err == nil {
+		// RESPONSE_JOB_READY carries the readiness bits as a return code.
+		if rc, ok := v.(codec.ReturnCode); ok {
+			return int(int32(rc.RC))
 		}
+		return readyJobError
+	}
+	if c := slurmerr.Code(err); c == slurmerr.ESLURM_INVALID_PARTITION_NAME || c == slurmerr.ESLURM_INVALID_JOB_ID {
+		return readyJobFatal
 	}
 	return readyJobError
 }

@@ -4,25 +4,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 )
-
-// rawRC sends a body packed by hand (these small requests have no codec in
-// protocol/msg) and returns the controller's return code.
-func (s *state) rawRC(mt msgtype.Type, body []byte) error {
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), mt, body)
-	if err != nil {
-		return err
-	}
-	f := r.Frame
-	if f.Header.MsgType == msgtype.RESPONSE_SLURM_RC_MSG {
-		return s.rcMsg(&f)
-	}
-	return clientReturnCode(&f)
-}
 
 // argCount checks "KEYWORD VALUE" arity as these commands do.
 func (s *state) argCount(args []string) bool {
@@ -68,9 +52,7 @@ func cmdSetDebug(s *state, args []string) {
 		}
 		return
 	}
-	var w pack.Writer
-	w.U32(lvl)
-	if err := s.rawRC(msgtype.REQUEST_SET_DEBUG_LEVEL, w.Bytes()); err != nil {
+	if err := s.rpcRC(msgtype.REQUEST_SET_DEBUG_LEVEL, msg.SetDebugLevelRequest{Level: lvl}); err != nil {
 		s.exitCode = 1
 		if s.quietFlag != 1 {
 			s.perror("slurm_set_debug_level error", err)
@@ -91,9 +73,7 @@ func cmdSchedLogLevel(s *state, args []string) {
 		}
 		return
 	}
-	var w pack.Writer
-	w.U32(lvl)
-	if err := s.rawRC(msgtype.REQUEST_SET_SCHEDLOG_LEVEL, w.Bytes()); err != nil {
+	if err := s.rpcRC(msgtype.REQUEST_SET_SCHEDLOG_LEVEL, msg.SetDebugLevelRequest{Level: lvl}); err != nil {
 		s.exitCode = 1
 		if s.quietFlag != 1 {
 			s.perror("slurm_set_schedlog_level error", err)
@@ -176,10 +156,8 @@ func cmdSetDebugFlags(s *state, args []string) {
 		}
 		return
 	}
-	var w pack.Writer
-	w.U64(minus)
-	w.U64(plus)
-	if err := s.rawRC(msgtype.REQUEST_SET_DEBUG_FLAGS, w.Bytes()); err != nil {
+	req := msg.SetDebugFlagsRequest{Minus: minus, Plus: plus}
+	if err := s.rpcRC(msgtype.REQUEST_SET_DEBUG_FLAGS, req); err != nil {
 		s.exitCode = 1
 		if s.quietFlag != 1 {
 			s.perror("slurm_set_debug_flags error", err)
@@ -199,9 +177,8 @@ func cmdFSDampening(s *state, args []string) {
 		}
 		return
 	}
-	var w pack.Writer
-	w.U16(uint16(n))
-	if err := s.rawRC(msgtype.REQUEST_SET_FS_DAMPENING_FACTOR, w.Bytes()); err != nil {
+	req := msg.SetFSDampeningFactorRequest{Factor: uint16(n)}
+	if err := s.rpcRC(msgtype.REQUEST_SET_FS_DAMPENING_FACTOR, req); err != nil {
 		s.exitCode = 1
 		if s.quietFlag != 1 {
 			s.perror("slurm_set_fs_dampeningfactor error", err)

@@ -8,10 +8,8 @@ import (
 	"syscall"
 
 	"github.com/goslurm/goslurm/commands/internal/slurmcli"
-	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -93,34 +91,11 @@ func (s *state) batchScript(argv []string) {
 
 // fetchBatchScript is slurm_job_batch_script's RPC.
 func (s *state) fetchBatchScript(id uint32) (string, error) {
-	b, err := encode(msgtype.REQUEST_BATCH_SCRIPT, msg.JobIDShowRequest{JobID: id})
-	if err != nil {
+	v, err := s.rpc(msgtype.REQUEST_BATCH_SCRIPT, msg.JobIDShowRequest{JobID: id}, msgtype.RESPONSE_BATCH_SCRIPT)
+	if err != nil || v == nil {
 		return "", err
 	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_BATCH_SCRIPT, b)
-	if err != nil {
-		return "", err
-	}
-	f := r.Frame
-	switch f.Header.MsgType {
-	case msgtype.RESPONSE_BATCH_SCRIPT:
-		rd := pack.NewReader(f.Body)
-		script, _ := rd.OptStr()
-		if err := rd.Err(); err != nil {
-			return "", fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_BATCH_SCRIPT, client.ErrReceive, err)
-		}
-		return script, nil
-	case msgtype.RESPONSE_SLURM_RC:
-		if err := client.ReturnCode(&f); err != nil {
-			return "", err
-		}
-		return "", nil
-	case msgtype.RESPONSE_SLURM_RC_MSG:
-		return "", s.rcMsg(&f)
-	}
-	return "", slurmerr.Error{Code: slurmerr.SLURM_ERROR}
+	return v.(msg.BatchScriptResponse).Script.Value, nil
 }
 
 // printDaemons is _print_daemons: which Slurm daemons slurm.conf says
@@ -173,13 +148,6 @@ func (s *state) printDaemons() {
 	fmt.Fprintf(s.stdout, "%s\n", list)
 }
 
-// license is one record of RESPONSE_LICENSE_INFO.
-type license struct {
-	name                          string
-	total, inUse, reserved, avail uint32
-	remote                        bool
-}
-
 // showLicenses is scontrol_print_licenses: "show licenses [NAME]".
 func showLicenses(s *state, _ []string, val *string) {
 	lics, err := s.loadLicenses()
@@ -194,67 +162,35 @@ func showLicenses(s *state, _ []string, val *string) {
 		s.stdout.WriteString("No licenses configured in Slurm.\n")
 		return
 	}
-	slurmcli.MergeSort(lics, func(a, b license) int { return strings.Compare(a.name, b.name) })
+	slurmcli.MergeSort(lics, func(a, b msg.License) int { return strings.Compare(a.Name.Value, b.Name.Value) })
 	sep := "\n    "
 	if s.oneLiner {
 		sep = " "
 	}
 	for _, l := range lics {
-		if val != nil && l.name != *val {
+		if val != nil && l.Name.Value != *val {
 			continue
 		}
 		remote := "no"
-		if l.remote {
+		if l.Remote != 0 {
 			remote = "yes"
 		}
 		fmt.Fprintf(s.stdout, "LicenseName=%s%sTotal=%d Used=%d Free=%d Reserved=%d Remote=%s\n",
-			l.name, sep, int32(l.total), l.inUse, l.avail, l.reserved, remote)
+			l.Name.Value, sep, int32(l.Total), l.InUse, l.Available(), l.Reserved, remote)
 		if val != nil {
 			break
 		}
 	}
 }
 
-func (s *state) loadLicenses() ([]license, error) {
-	b, err := encode(msgtype.REQUEST_LICENSE_INFO, msg.InfoRequest{})
+// loadLicenses is slurm_load_licenses.
+func (s *state) loadLicenses() ([]msg.License, error) {
+	v, err := s.rpc(msgtype.REQUEST_LICENSE_INFO, msg.InfoRequest{}, msgtype.RESPONSE_LICENSE_INFO)
 	if err != nil {
 		return nil, err
 	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_LICENSE_INFO, b)
-	if err != nil {
-		return nil, err
-	}
-	f := r.Frame
-	switch f.Header.MsgType {
-	case msgtype.RESPONSE_LICENSE_INFO:
-	case msgtype.RESPONSE_SLURM_RC_MSG:
-		return nil, s.rcMsg(&f)
-	default:
-		if err := client.ReturnCode(&f); err != nil {
-			return nil, err
-		}
+	if v == nil {
 		return nil, slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
 	}
-	rd := pack.NewReader(f.Body)
-	n := rd.Count(17)
-	rd.Time()
-	out := make([]license, 0, n)
-	for i := 0; i < n && rd.Err() == nil; i++ {
-		var l license
-		l.name = rd.Str()
-		l.total = rd.U32()
-		l.inUse = rd.U32()
-		l.reserved = rd.U32()
-		if l.total >= l.inUse {
-			l.avail = l.total - l.inUse
-		}
-		l.remote = rd.U8() != 0
-		out = append(out, l)
-	}
-	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_LICENSE_INFO, client.ErrReceive, err)
-	}
-	return out, nil
+	return v.(msg.LicenseInfoResponse).Licenses, nil
 }

@@ -5,9 +5,8 @@ import (
 	"strings"
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
-	"github.com/goslurm/goslurm/protocol/client"
+	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -72,48 +71,31 @@ func newResvDesc() *resvDesc {
 		maxStartDelay: noVal, purgeCompTime: noVal, watts: noVal}
 }
 
-func packOptStr(w *pack.Writer, s *string) {
-	if s == nil {
-		w.NullStr()
-		return
+func optStr(p *string) msg.NullString {
+	if p == nil {
+		return msg.NullString{}
 	}
-	w.Str(*s)
+	return msg.Str(*p)
 }
 
-// packU32List packs a zero-terminated count list (with its 0).
-func packU32List(w *pack.Writer, l []uint32) {
+// countList is a count list as ReservationDesc takes it: none is nil.
+func countList(l []uint32) []uint32 {
 	if len(l) == 0 {
-		w.U32(0)
-		return
+		return nil
 	}
-	w.U32(uint32(len(l) + 1))
-	for _, v := range l {
-		w.U32(v)
-	}
-	w.U32(0)
+	return l
 }
 
-func (d *resvDesc) pack() []byte {
-	var w pack.Writer
-	packOptStr(&w, d.name)
-	w.Time(d.startTime)
-	w.Time(d.endTime)
-	w.U32(d.duration)
-	w.U64(d.flags)
-	packU32List(&w, d.nodeCnt)
-	packU32List(&w, d.coreCnt)
-	packOptStr(&w, d.nodeList)
-	packOptStr(&w, d.features)
-	packOptStr(&w, d.licenses)
-	w.U32(d.maxStartDelay)
-	packOptStr(&w, d.partition)
-	w.U32(d.purgeCompTime)
-	w.U32(d.watts)
-	packOptStr(&w, d.users)
-	packOptStr(&w, d.accounts)
-	packOptStr(&w, d.burstBuf)
-	packOptStr(&w, d.grps)
-	return w.Bytes()
+// body is the descriptor as REQUEST_CREATE/UPDATE_RESERVATION send it.
+func (d *resvDesc) body() msg.ReservationDesc {
+	return msg.ReservationDesc{
+		Name: optStr(d.name), StartTime: d.startTime, EndTime: d.endTime, Duration: d.duration,
+		Flags: d.flags, NodeCnt: countList(d.nodeCnt), CoreCnt: countList(d.coreCnt),
+		NodeList: optStr(d.nodeList), Features: optStr(d.features), Licenses: optStr(d.licenses),
+		MaxStartDelay: d.maxStartDelay, Partition: optStr(d.partition), PurgeCompTime: d.purgeCompTime,
+		Watts: d.watts, Users: optStr(d.users), Accounts: optStr(d.accounts), BurstBuffer: optStr(d.burstBuf),
+		Groups: optStr(d.grps),
+	}
 }
 
 // plusMinus is _process_plus_minus: "a,b" with '+' becomes "+a,+b".
@@ -462,28 +444,14 @@ func (s *state) createReservation(argv []string) {
 }
 
 func (s *state) sendCreateReservation(d *resvDesc) (string, error) {
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_CREATE_RESERVATION, d.pack())
+	v, err := s.rpc(msgtype.REQUEST_CREATE_RESERVATION, d.body(), msgtype.RESPONSE_CREATE_RESERVATION)
 	if err != nil {
 		return "", err
 	}
-	f := r.Frame
-	switch f.Header.MsgType {
-	case msgtype.RESPONSE_CREATE_RESERVATION:
-		rd := pack.NewReader(f.Body)
-		name, _ := rd.OptStr()
-		if err := rd.Err(); err != nil {
-			return "", fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_CREATE_RESERVATION, client.ErrReceive, err)
-		}
-		return name, nil
-	case msgtype.RESPONSE_SLURM_RC_MSG:
-		return "", s.rcMsg(&f)
+	if v == nil {
+		return "", slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
 	}
-	if err := client.ReturnCode(&f); err != nil {
-		return "", err
-	}
-	return "", slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
+	return v.(msg.ReservationName).Name.Value, nil
 }
 
 // updateReservation is scontrol_update_res; a non-nil result is what
@@ -498,7 +466,7 @@ func (s *state) updateReservation(argv []string) error {
 		s.errorf("Reservation must be given.  No reservation update.")
 		return nil
 	}
-	if err := s.rawRC(msgtype.REQUEST_UPDATE_RESERVATION, d.pack()); err != nil {
+	if err := s.rpcRC(msgtype.REQUEST_UPDATE_RESERVATION, d.body()); err != nil {
 		s.exitCode = 1
 		s.perror("Error updating the reservation", err)
 		return err

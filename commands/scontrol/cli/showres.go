@@ -5,96 +5,17 @@ import (
 	"strings"
 
 	"github.com/goslurm/goslurm/hostlist"
-	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
-// reservation is one record of RESPONSE_RESERVATION_INFO (22.05 order).
-type reservation struct {
-	accounts, burstBuffer         msg.NullString
-	coreCnt                       uint32
-	endTime                       int64
-	features                      msg.NullString
-	flags                         uint64
-	licenses                      msg.NullString
-	maxStartDelay                 uint32
-	name                          msg.NullString
-	nodeCnt                       uint32
-	nodeList, partition           msg.NullString
-	purgeCompTime, watts          uint32
-	startTime                     int64
-	tres, users, groups           msg.NullString
-	coreSpecNodes, coreSpecCoreID []msg.NullString
-}
-
-func optStr(rd *pack.Reader) msg.NullString {
-	v, ok := rd.OptStr()
-	return msg.NullString{Value: v, Valid: ok}
-}
-
-func (s *state) loadReservations() (int64, []reservation, error) {
-	b, err := encode(msgtype.REQUEST_RESERVATION_INFO, msg.LastUpdateRequest{})
+func (s *state) loadReservations() (int64, []msg.Reservation, error) {
+	m, err := s.ctl().LoadReservations(s.ctx(), 0)
 	if err != nil {
 		return 0, nil, err
 	}
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_RESERVATION_INFO, b)
-	if err != nil {
-		return 0, nil, err
-	}
-	f := r.Frame
-	switch f.Header.MsgType {
-	case msgtype.RESPONSE_RESERVATION_INFO:
-	case msgtype.RESPONSE_SLURM_RC_MSG:
-		return 0, nil, s.rcMsg(&f)
-	default:
-		if err := client.ReturnCode(&f); err != nil {
-			return 0, nil, err
-		}
-		return 0, nil, slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
-	}
-	rd := pack.NewReader(f.Body)
-	n := rd.Count(60)
-	last := rd.Time()
-	out := make([]reservation, 0, n)
-	for i := 0; i < n && rd.Err() == nil; i++ {
-		var v reservation
-		v.accounts = optStr(rd)
-		v.burstBuffer = optStr(rd)
-		v.coreCnt = rd.U32()
-		v.endTime = rd.Time()
-		v.features = optStr(rd)
-		v.flags = rd.U64()
-		v.licenses = optStr(rd)
-		v.maxStartDelay = rd.U32()
-		v.name = optStr(rd)
-		v.nodeCnt = rd.U32()
-		v.nodeList = optStr(rd)
-		v.partition = optStr(rd)
-		v.purgeCompTime = rd.U32()
-		v.watts = rd.U32()
-		v.startTime = rd.Time()
-		v.tres = optStr(rd)
-		v.users = optStr(rd)
-		v.groups = optStr(rd)
-		if rd.U32() != noVal { // node_inx: bit count, then hex text
-			optStr(rd)
-		}
-		cnt := rd.Count(8)
-		for k := 0; k < cnt && rd.Err() == nil; k++ {
-			v.coreSpecNodes = append(v.coreSpecNodes, optStr(rd))
-			v.coreSpecCoreID = append(v.coreSpecCoreID, optStr(rd))
-		}
-		out = append(out, v)
-	}
-	if err := rd.Err(); err != nil {
-		return 0, nil, fmt.Errorf("%v: %w: %w", msgtype.RESPONSE_RESERVATION_INFO, client.ErrReceive, err)
-	}
-	return last, out, nil
+	return m.LastUpdate, m.Reservations, nil
 }
 
 // showReservations is scontrol_print_res: "show reservation [NAME]".
@@ -112,7 +33,7 @@ func showReservations(s *state, _ []string, val *string) {
 	}
 	printed := 0
 	for i := range res {
-		if val != nil && (!res[i].name.Valid || res[i].name.Value != *val) {
+		if val != nil && (!res[i].Name.Valid || res[i].Name.Value != *val) {
 			continue
 		}
 		printed++
@@ -143,14 +64,14 @@ var resvFlagNames = []bitName{{1 << 0, "MAINT"}, {1 << 1, "NO_MAINT"}, {1 << 25,
 	{1 << 29, "NO_HOLD_JOBS_AFTER_END"}, {1 << 32, "MAGNETIC"}, {1 << 33, "NO_MAGNETIC"}}
 
 // resvFlagsString is reservation_flags_string.
-func resvFlagsString(r *reservation) string {
+func resvFlagsString(r *msg.Reservation) string {
 	var parts []string
 	for _, f := range resvFlagNames {
-		if r.flags&f.bit == 0 {
+		if r.Flags&f.bit == 0 {
 			continue
 		}
-		if f.name == "PURGE_COMP" && r.purgeCompTime != 0 {
-			parts = append(parts, "PURGE_COMP="+secs2time(int64(r.purgeCompTime)))
+		if f.name == "PURGE_COMP" && r.PurgeCompTime != 0 {
+			parts = append(parts, "PURGE_COMP="+secs2time(int64(r.PurgeCompTime)))
 			continue
 		}
 		parts = append(parts, f.name)
@@ -173,38 +94,38 @@ func wattsString(w uint32) string {
 }
 
 // sprintReservation is slurm_sprint_reservation_info.
-func (s *state) sprintReservation(r *reservation, oneLiner bool) string {
+func (s *state) sprintReservation(r *msg.Reservation, oneLiner bool) string {
 	nl := "\n   "
 	if oneLiner {
 		nl = " "
 	}
 	var b strings.Builder
 	dur := "N/A"
-	if r.endTime >= r.startTime {
-		dur = secs2time(int64(uint32(r.endTime - r.startTime)))
+	if r.EndTime >= r.StartTime {
+		dur = secs2time(int64(uint32(r.EndTime - r.StartTime)))
 	}
-	fmt.Fprintf(&b, "ReservationName=%s StartTime=%s EndTime=%s Duration=%s%s", cs(r.name),
-		s.timeStr(r.startTime), s.timeStr(r.endTime), dur, nl)
-	nodeCnt := r.nodeCnt
+	fmt.Fprintf(&b, "ReservationName=%s StartTime=%s EndTime=%s Duration=%s%s", cs(r.Name),
+		s.timeStr(r.StartTime), s.timeStr(r.EndTime), dur, nl)
+	nodeCnt := r.NodeCnt
 	if nodeCnt == noVal {
 		nodeCnt = 0
 	}
-	fmt.Fprintf(&b, "Nodes=%s NodeCnt=%d CoreCnt=%d Features=%s PartitionName=%s Flags=%s%s", cs(r.nodeList),
-		nodeCnt, r.coreCnt, cs(r.features), cs(r.partition), resvFlagsString(r), nl)
-	for i := range r.coreSpecNodes {
-		fmt.Fprintf(&b, "  NodeName=%s CoreIDs=%s%s", cs(r.coreSpecNodes[i]), cs(r.coreSpecCoreID[i]), nl)
+	fmt.Fprintf(&b, "Nodes=%s NodeCnt=%d CoreCnt=%d Features=%s PartitionName=%s Flags=%s%s", cs(r.NodeList),
+		nodeCnt, r.CoreCnt, cs(r.Features), cs(r.Partition), resvFlagsString(r), nl)
+	for _, c := range r.CoreSpec {
+		fmt.Fprintf(&b, "  NodeName=%s CoreIDs=%s%s", cs(c.NodeName), cs(c.CoreID), nl)
 	}
-	fmt.Fprintf(&b, "TRES=%s%s", cs(r.tres), nl)
+	fmt.Fprintf(&b, "TRES=%s%s", cs(r.TRES), nl)
 	state := "INACTIVE"
 	now := s.now().Unix()
-	if r.startTime <= now && r.endTime >= now {
+	if r.StartTime <= now && r.EndTime >= now {
 		state = "ACTIVE"
 	}
 	fmt.Fprintf(&b, "Users=%s Groups=%s Accounts=%s Licenses=%s State=%s BurstBuffer=%s Watts=%s%s",
-		cs(r.users), cs(r.groups), cs(r.accounts), cs(r.licenses), state, cs(r.burstBuffer), wattsString(r.watts), nl)
+		cs(r.Users), cs(r.Groups), cs(r.Accounts), cs(r.Licenses), state, cs(r.BurstBuffer), wattsString(r.Watts), nl)
 	delay := "(null)"
-	if r.maxStartDelay != 0 {
-		delay = secs2time(int64(r.maxStartDelay))
+	if r.MaxStartDelay != 0 {
+		delay = secs2time(int64(r.MaxStartDelay))
 	}
 	fmt.Fprintf(&b, "MaxStartDelay=%s", delay)
 	if oneLiner {
@@ -215,53 +136,28 @@ func (s *state) sprintReservation(r *reservation, oneLiner bool) string {
 	return b.String()
 }
 
-// topoRecord is one switch of RESPONSE_TOPO_INFO.
-type topoRecord struct {
-	level                   uint16
-	linkSpeed               uint32
-	name, nodes, switchList msg.NullString
-}
-
 // showTopology is scontrol_print_topo: "show topology [SWITCH|NODES]".
 func showTopology(s *state, _ []string, val *string) {
-	c := s.ctl()
-	s.logAuth()
-	r, err := c.Client.Call(s.ctx(), msgtype.REQUEST_TOPO_INFO, nil)
-	var recs []topoRecord
-	if err == nil {
-		f := r.Frame
-		switch f.Header.MsgType {
-		case msgtype.RESPONSE_TOPO_INFO:
-			rd := pack.NewReader(f.Body)
-			n := rd.Count(18)
-			for i := 0; i < n && rd.Err() == nil; i++ {
-				recs = append(recs, topoRecord{level: rd.U16(), linkSpeed: rd.U32(),
-					name: optStr(rd), nodes: optStr(rd), switchList: optStr(rd)})
-			}
-			err = rd.Err()
-		case msgtype.RESPONSE_SLURM_RC_MSG:
-			err = s.rcMsg(&f)
-		default:
-			if err = client.ReturnCode(&f); err == nil {
-				err = slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
-			}
-		}
+	v, err := s.rpc(msgtype.REQUEST_TOPO_INFO, msg.Empty{}, msgtype.RESPONSE_TOPO_INFO)
+	if err == nil && v == nil {
+		err = slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
 	}
 	if err != nil {
 		s.perror("slurm_load_topo error", err)
 		return
 	}
+	recs := v.(msg.TopoInfoResponse).Switches
 	limit := -1
 	if v, ok := s.getenv("SLURM_TOPO_LEN"); ok {
 		limit, _ = strtolInt(v)
 	}
-	printRec := func(t *topoRecord) {
-		line := fmt.Sprintf("SwitchName=%s Level=%d LinkSpeed=%d", cs(t.name), t.level, t.linkSpeed)
-		if t.nodes.Valid {
-			line += " Nodes=" + t.nodes.Value
+	printRec := func(t *msg.TopoSwitch) {
+		line := fmt.Sprintf("SwitchName=%s Level=%d LinkSpeed=%d", cs(t.Name), t.Level, t.LinkSpeed)
+		if t.Nodes.Valid {
+			line += " Nodes=" + t.Nodes.Value
 		}
-		if t.switchList.Valid {
-			line += " Switches=" + t.switchList.Value
+		if t.Switches.Valid {
+			line += " Switches=" + t.Switches.Value
 		}
 		if limit >= 0 && limit < len(line) {
 			line = line[:limit]
@@ -279,14 +175,14 @@ func showTopology(s *state, _ []string, val *string) {
 		return
 	}
 	for i := range recs {
-		if recs[i].name.Valid && recs[i].name.Value == *val {
+		if recs[i].Name.Valid && recs[i].Name.Value == *val {
 			printRec(&recs[i])
 			return
 		}
 	}
 	matches := 0
 	for i := range recs {
-		if recs[i].nodes.Value == "" || !hostsWithin(recs[i].nodes.Value, *val) {
+		if recs[i].Nodes.Value == "" || !hostsWithin(recs[i].Nodes.Value, *val) {
 			continue
 		}
 		matches++
