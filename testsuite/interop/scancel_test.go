@@ -43,11 +43,13 @@ func (m *masker) apply(s string) string {
 	return s
 }
 
-// Time stamps and ages differ between two objects made a moment apart;
+// Time stamps and ages differ between two objects made a moment apart
+// (a node's BootTime too: slurmd computes it as now minus uptime at each
+// registration, so it moves by a second between re-registrations);
 // priority/basic gives each submission one less priority than the last,
 // so non-zero priorities are masked too (a hold's 0 stays visible).
 var (
-	stateTimes  = regexp.MustCompile(`\b(SubmitTime|EligibleTime|AccrueTime|StartTime|EndTime|LastSchedEval|SuspendTime|PreemptEligibleTime|RunTime|LastBusyTime|Deadline)=\S+`)
+	stateTimes  = regexp.MustCompile(`\b(BootTime|SubmitTime|EligibleTime|AccrueTime|StartTime|EndTime|LastSchedEval|SuspendTime|PreemptEligibleTime|RunTime|LastBusyTime|Deadline)=\S+`)
 	statePrio   = regexp.MustCompile(`\bPriority=[1-9][0-9]*`)
 	reasonStamp = regexp.MustCompile(`\[([^@\]]*)@[^\]]*\]`)
 	secsPreSusp = regexp.MustCompile(`\bSecsPreSuspend=[0-9]+`)
@@ -88,6 +90,25 @@ func (r ctlResult) masked(m *masker) ctlResult {
 func (cc *ctlCluster) showJobState(t *testing.T, id string) string {
 	r := cc.exec(t, cc.real["scontrol"], "scontrol", []string{"-o", "show", "job", id}, nil, "")
 	return r.stdout + r.stderr
+}
+
+// settledJobState is the masked state of a job once the controller has
+// finished acting on the last operation: no COMPLETING left (a requeue of
+// a running job passes through it until slurmd's epilog reply) and two
+// reads in a row agree. Comparing earlier would compare how far each
+// controller got, not where it ends.
+func (cc *ctlCluster) settledJobState(t *testing.T, id string, m *masker, keepNodes bool) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	prev := ""
+	for {
+		s := maskState(m.apply(cc.showJobState(t, id)), keepNodes)
+		if s == prev && !strings.Contains(s, "COMPLETING") || time.Now().After(deadline) {
+			return s
+		}
+		prev = s
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // jobMutation is one paired job scenario: the jobs are made with sbatch
@@ -217,9 +238,8 @@ func (cc *ctlCluster) diffMutations(t *testing.T, ids map[string]string) (int, [
 					strings.Join(o, " "), real, ours))
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
-		sA := maskState(mA.apply(cc.showJobState(t, idA)), !mu.running)
-		sB := maskState(mB.apply(cc.showJobState(t, idB)), !mu.running)
+		sA := cc.settledJobState(t, idA, mA, !mu.running)
+		sB := cc.settledJobState(t, idB, mB, !mu.running)
 		if sA != sB {
 			failures = append(failures, fmt.Sprintf("job state after %q:\n--- real\n%s--- ours\n%s", mu.ops, sA, sB))
 		}
