@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goslurm/goslurm/commands/internal/jobopt"
+	"github.com/goslurm/goslurm/conf"
 )
 
 // runSbatch runs the command in process with a slurm.conf whose controller
@@ -64,5 +67,22 @@ func TestSbatchLocalOutcomes(t *testing.T) {
 	_, usage, _ := runSbatch(t, "", "--usage")
 	if !strings.HasSuffix(strings.TrimSpace(usage), "executable [args...]") {
 		t.Errorf("--usage must end with \"executable [args...]\" (Slurm's testsuite greps it): %q", usage)
+	}
+}
+
+// TestNewClientAcceptsAuthSlurm: with AuthType=auth/slurm the controller's
+// replies carry auth/slurm sections, which the client's codec must accept
+// (the default codec refuses them, as a 22.05 receiver does).
+func TestNewClientAcceptsAuthSlurm(t *testing.T) {
+	for _, authType := range []string{"auth/munge", "auth/slurm"} {
+		s := &sbatch{env: jobopt.NewEnv(nil)}
+		c := &conf.Config{AuthType: authType}
+		cl, err := s.newClient(c)
+		if err != nil {
+			t.Fatalf("%s: %v", authType, err)
+		}
+		if cl.Codec == nil || cl.Codec.AcceptAuthSlurm != (authType == "auth/slurm") {
+			t.Errorf("%s: codec %+v", authType, cl.Codec)
+		}
 	}
 }

@@ -80,7 +80,10 @@ func (s *sbatch) newClient(c *conf.Config) (*client.Client, error) {
 	default:
 		return nil, fmt.Errorf("AuthType %s is not supported", c.AuthType)
 	}
-	return &client.Client{Controllers: ctls, Auth: a,
+	// The controller signs its replies with the cluster's auth: a
+	// codec refusing auth/slurm sections could not read them.
+	cd := &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: c.AuthType == "auth/slurm"}
+	return &client.Client{Controllers: ctls, Auth: a, Codec: cd,
 		MessageTimeout: time.Duration(c.MessageTimeout) * time.Second}, nil
 }
 

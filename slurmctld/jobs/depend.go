@@ -263,8 +263,9 @@ func (m *Manager) evalDependency(j *Job) (wait, failed bool) {
 	return wait, false
 }
 
-// validDependency checks a new dependency at submit or update: every job
-// it names must exist and not be the job itself.
+// validDependency checks a new dependency at submit or update: it may not
+// name the job itself. A job id that names no job is accepted, as
+// slurmctld 22.05 does (evalItem then counts it as done).
 func (m *Manager) validDependency(d *Dependency, self uint32) bool {
 	if d == nil {
 		return true
@@ -273,7 +274,7 @@ func (m *Manager) validDependency(d *Dependency, self uint32) bool {
 		if it.Type == DepSingleton {
 			continue
 		}
-		if it.JobID == self || len(m.depTargets(it)) == 0 {
+		if it.JobID == self {
 			return false
 		}
 	}

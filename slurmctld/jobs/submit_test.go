@@ -37,7 +37,10 @@ func TestSubmitRejections(t *testing.T) {
 		{"nodes not in partition", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("short"); d.ReqNodes = msg.Str("n4") }, EnforceAll, slurmerr.ESLURM_REQUESTED_NODES_NOT_IN_PARTITION},
 		{"bad array", alice, func(d *msg.JobDesc) { d.ArrayInx = msg.Str("5-1") }, EnforceNo, slurmerr.ESLURM_INVALID_ARRAY},
 		{"array too big", alice, func(d *msg.JobDesc) { d.ArrayInx = msg.Str("0-5000") }, EnforceNo, slurmerr.ESLURM_INVALID_ARRAY},
-		{"bad dependency", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("afterok:999") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
+		{"bad dependency", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("afterok:0") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
+		// Real slurmctld accepts a job id that names no job (found by
+		// TestGoslurmCommandDiff's setup).
+		{"dependency on an unknown job", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("afterok:999") }, EnforceNo, 0},
 		{"dependency syntax", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("aftercorr:1") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
 		{"negative nice by user", alice, func(d *msg.JobDesc) { d.Nice = niceOff - 5 }, EnforceNo, slurmerr.ESLURM_INVALID_NICE},
 	} {

@@ -12,6 +12,7 @@ package ctldharness
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +46,25 @@ type Options struct {
 	NoConfigOverrides bool
 	ExtraConf         []string // lines before the node lines
 	Partitions        []string // PartitionName lines; nil means one "debug" with every node
+	// OurSlurmd is the path of goslurm's slurmd (slurmstepd beside it):
+	// the nodes named in OurNodes, or every node when OurNodes is empty,
+	// run it instead of Debian's slurmd.
+	OurSlurmd string
+	OurNodes  []string
+	// NotStarted names nodes that are configured but whose slurmd Start
+	// does not launch (they stay unknown and not responding).
+	NotStarted []string
+	// Commands is a directory holding the client commands (sinfo,
+	// scontrol, sbatch, ...) that Run and Start's readiness checks use;
+	// "" means Debian's real ones.
+	Commands string
+	// Auth "slurm" replaces munge with goslurm's built-in auth/slurm and
+	// cred/goslurm_hs256: a generated key, no munged, and Sackd (the path
+	// of contrib/demo/sackd, built) serving tokens to the commands. Only
+	// goslurm's daemons and commands speak it, so OurSlurmd must run
+	// every node and Commands must be set.
+	Auth  string
+	Sackd string
 }
 
 // Cluster is the configuration, the munged and whatever daemons run now.
@@ -116,7 +137,15 @@ func New(tb testing.TB, opts Options) *Cluster {
 	if u.Uid != "0" {
 		oracle.Unavailable(tb, "ctldharness: real slurmd needs root")
 	}
-	md := mungetest.Start(tb, mungetest.Options{})
+	if opts.Auth != "" && opts.Auth != "munge" {
+		if opts.Auth != "slurm" || opts.Sackd == "" || opts.Commands == "" || opts.OurSlurmd == "" || len(opts.OurNodes) > 0 {
+			tb.Fatalf("ctldharness: Auth=%q needs Auth=slurm, Sackd, Commands and OurSlurmd on every node", opts.Auth)
+		}
+	}
+	var md *mungetest.Daemon
+	if opts.Auth != "slurm" {
+		md = mungetest.Start(tb, mungetest.Options{})
+	}
 	dir, err := os.MkdirTemp("", "ctldh-")
 	if err != nil {
 		tb.Fatal(err)
@@ -145,7 +174,36 @@ func New(tb testing.TB, opts Options) *Cluster {
 	if err := os.WriteFile(filepath.Join(dir, "etc", "plugstack.conf"), nil, 0o644); err != nil {
 		tb.Fatal(err)
 	}
+	if opts.Auth == "slurm" {
+		key := make([]byte, 1024)
+		if _, err := crand.Read(key); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(c.keyPath(), key, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	return c
+}
+
+func (c *Cluster) keyPath() string { return filepath.Join(c.Dir, "etc", "slurm.key") }
+
+func (c *Cluster) sackSocket() string { return filepath.Join(c.Dir, "sack", "sack.socket") }
+
+// ours reports whether node name runs goslurm's slurmd.
+func (c *Cluster) ours(name string) bool {
+	if c.opts.OurSlurmd == "" {
+		return false
+	}
+	return len(c.opts.OurNodes) == 0 || slices.Contains(c.opts.OurNodes, name)
+}
+
+// slurmdBin is the slurmd binary of node name.
+func (c *Cluster) slurmdBin(name string) string {
+	if c.ours(name) {
+		return c.opts.OurSlurmd
+	}
+	return RealSbin(c.tb, "slurmd")
 }
 
 // reset empties the per-run directories.
@@ -177,9 +235,15 @@ func (c *Cluster) confText() string {
 	p("SlurmdPort=%d", c.Nodes[0].Port)
 	p("SlurmUser=%s", c.User)
 	p("SlurmdUser=%s", c.User)
-	p("AuthType=auth/munge")
-	p("AuthInfo=socket=%s", c.Munge.Socket)
-	p("CredType=cred/munge")
+	if c.opts.Auth == "slurm" {
+		p("AuthType=auth/slurm")
+		p("CredType=cred/goslurm_hs256")
+		p("AuthInfo=key=%s,sack_socket=%s", c.keyPath(), c.sackSocket())
+	} else {
+		p("AuthType=auth/munge")
+		p("AuthInfo=socket=%s", c.Munge.Socket)
+		p("CredType=cred/munge")
+	}
 	p("StateSaveLocation=%s", filepath.Join(d, "state"))
 	p("SlurmdSpoolDir=%s", filepath.Join(d, "spool", "%n"))
 	p("SlurmctldPidFile=%s", filepath.Join(d, "run", "slurmctld.pid"))
@@ -237,9 +301,16 @@ func (c *Cluster) Start(ctld string, args ...string) {
 	if err := c.reset(); err != nil {
 		c.tb.Fatal(err)
 	}
-	slurmd := RealSbin(c.tb, "slurmd")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if c.opts.Auth == "slurm" {
+		if err := os.MkdirAll(filepath.Dir(c.sackSocket()), 0o755); err != nil {
+			c.tb.Fatal(err)
+		}
+		if _, err := c.launch("sackd", c.opts.Sackd, "-D", "-f", c.Conf); err != nil {
+			c.tb.Fatal(err)
+		}
+	}
 	if _, err := c.launch("slurmctld", ctld, append(args, "-D", "-f", c.Conf)...); err != nil {
 		c.tb.Fatal(err)
 	}
@@ -249,8 +320,13 @@ func (c *Cluster) Start(ctld string, args ...string) {
 	}); err != nil {
 		c.tb.Fatalf("controller not answering scontrol ping: %v\n%s", err, c.Logs())
 	}
+	want := 0
 	for _, n := range c.Nodes {
-		if _, err := c.launch("slurmd-"+n.Name, slurmd, "-D", "-N", n.Name, "-f", c.Conf); err != nil {
+		if slices.Contains(c.opts.NotStarted, n.Name) {
+			continue
+		}
+		want++
+		if _, err := c.launch("slurmd-"+n.Name, c.slurmdBin(n.Name), "-D", "-N", n.Name, "-f", c.Conf); err != nil {
 			c.tb.Fatal(err)
 		}
 	}
@@ -261,14 +337,16 @@ func (c *Cluster) Start(ctld string, args ...string) {
 			return false
 		}
 		last = out
-		ok := 0
+		// A node in several partitions has a line in each.
+		ok := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			f := strings.Fields(line)
-			if len(f) == 2 && !strings.HasPrefix(f[1], "unknown") && !strings.HasSuffix(f[1], "*") {
-				ok++
+			if len(f) == 2 && !slices.Contains(c.opts.NotStarted, f[0]) &&
+				!strings.HasPrefix(f[1], "unknown") && !strings.HasSuffix(f[1], "*") {
+				ok[f[0]] = true
 			}
 		}
-		return ok == len(c.Nodes)
+		return len(ok) == want
 	}); err != nil {
 		c.tb.Fatalf("nodes did not register (last sinfo: %q): %v\n%s", last, err, c.Logs())
 	}
@@ -305,10 +383,11 @@ func (c *Cluster) StopNode(name string) {
 	}
 }
 
-// StartNode launches one node's real slurmd again (after StopNode).
+// StartNode launches one node's slurmd again (after StopNode): Debian's,
+// or ours for a node in Options.OurNodes.
 func (c *Cluster) StartNode(name string) {
 	c.tb.Helper()
-	if _, err := c.launch("slurmd-"+name, RealSbin(c.tb, "slurmd"), "-D", "-N", name, "-f", c.Conf); err != nil {
+	if _, err := c.launch("slurmd-"+name, c.slurmdBin(name), "-D", "-N", name, "-f", c.Conf); err != nil {
 		c.tb.Fatal(err)
 	}
 }
@@ -407,15 +486,30 @@ func (c *Cluster) launch(name, bin string, args ...string) (*proc, error) {
 	return p, nil
 }
 
-// Env is the environment of the daemons and commands.
+// Env is the environment of the daemons and commands. Options.Commands
+// comes first in PATH, so a command that runs another (salloc running a
+// script that calls srun) finds the same kind.
 func (c *Cluster) Env() []string {
-	return []string{"SLURM_CONF=" + c.Conf, "PATH=/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + c.Dir}
+	path := "/usr/bin:/bin:/usr/sbin:/sbin"
+	if c.opts.Commands != "" {
+		path = c.opts.Commands + ":" + path
+	}
+	return []string{"SLURM_CONF=" + c.Conf, "PATH=" + path, "HOME=" + c.Dir}
 }
 
-// Run runs a real client command (sinfo, scontrol, ...) and returns its
-// standard output and error.
+// Run runs a client command (sinfo, scontrol, ...): Debian's real one, or
+// the one in Options.Commands; it returns its standard output and error.
 func (c *Cluster) Run(name string, args ...string) (string, string, error) {
-	bin := oracle.Binary(c.tb, name)
+	if c.opts.Commands != "" {
+		return c.RunBin(filepath.Join(c.opts.Commands, name), args...)
+	}
+	return c.RunBin(oracle.Binary(c.tb, name), args...)
+}
+
+// RunBin runs the client command at path bin with the cluster's
+// environment, in the cluster's directory, and returns its standard
+// output and error.
+func (c *Cluster) RunBin(bin string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -484,6 +578,7 @@ func (c *Cluster) Logs() string {
 
 func (c *Cluster) cleanup() {
 	c.Stop()
+	c.killStrays()
 	if c.tb.Failed() || os.Getenv("GOSLURM_CTLDH_LOGS") == "1" {
 		c.tb.Logf("ctldharness logs (%s):\n%s", c.Dir, c.Logs())
 	}
@@ -571,5 +666,29 @@ func (c *Cluster) StartCtld(ctld string, args ...string) {
 		return err == nil && strings.Contains(out, "is UP")
 	}); err != nil {
 		c.tb.Fatalf("controller not answering scontrol ping: %v\n%s", err, c.Logs())
+	}
+}
+
+// killStrays SIGKILLs what the daemons leave behind: Slurm's slurmstepd
+// daemonizes out of slurmd's process group and, with its job's tasks,
+// outlives slurmd. They all have the cluster's SLURM_CONF in their
+// environment or a working directory in the cluster's.
+func (c *Cluster) killStrays() {
+	marker := []byte("SLURM_CONF=" + c.Conf)
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	self := os.Getpid()
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == self {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join(d, "cwd"))
+		stray := cwd == c.Dir || strings.HasPrefix(cwd, c.Dir+"/")
+		if env, err := os.ReadFile(filepath.Join(d, "environ")); err == nil && !stray {
+			stray = slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, marker) })
+		}
+		if stray {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -12,8 +12,14 @@ import (
 	"testing"
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
+	"github.com/goslurm/goslurm/commands/internal/slurmcli"
+	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/credential/auth"
 	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/credential/slurmauth"
+	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
 )
 
@@ -191,5 +197,63 @@ func TestIOServerLabelsStdinAndEOF(t *testing.T) {
 	}
 	if want := " 0: oops\n"; errb.String() != want {
 		t.Errorf("stderr %q, want %q", errb.String(), want)
+	}
+}
+
+// TestTaskExitAfterReply: the last MESSAGE_TASK_EXIT finishes the step
+// only once its answer went out, so srun does not close the listener
+// under an answer being signed (slurmstepd then got EOF and retried,
+// holding the step open).
+func TestTaskExitAfterReply(t *testing.T) {
+	var errb bytes.Buffer
+	s := &Step{ctl: &Ctl{Log: &jobopt.Log{Prog: "srun", W: &errb}}, JobID: 7, NTasks: 1,
+		Nodes: []string{"n1"}, TIDs: [][]uint32{{0}}, state: make([]taskState, 1),
+		allExited: make(chan struct{})}
+	id := msg.StepID{JobID: 7, StepID: 0, StepHetComp: pack.NoVal}
+	r := s.handleReport(msgtype.MESSAGE_TASK_EXIT, msg.TaskExit{ReturnCode: exited(0), TaskIDs: []uint32{0}, StepID: id})
+	if r == nil || r.MsgType != msgtype.RESPONSE_SLURM_RC || r.After == nil {
+		t.Fatalf("answer %+v: want RESPONSE_SLURM_RC with an After hook", r)
+	}
+	select {
+	case <-s.allExited:
+		t.Fatal("step done before the answer was sent")
+	default:
+	}
+	r.After(nil)
+	select {
+	case <-s.allExited:
+	default:
+		t.Error("step not done after the answer was sent")
+	}
+}
+
+// TestListenerAcceptsAuthSlurm: with auth/slurm, the listener's codec
+// takes the auth/slurm sections slurmctld and slurmstepd send.
+func TestListenerAcceptsAuthSlurm(t *testing.T) {
+	for _, tc := range []struct {
+		a    auth.Authenticator
+		want bool
+	}{{&auth.Munge{}, false}, {&slurmauth.Slurm{}, true}} {
+		l, err := Listen(tc.a, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := l.srv.Codec.AcceptAuthSlurm
+		l.Close()
+		if got != tc.want {
+			t.Errorf("%T: AcceptAuthSlurm %v, want %v", tc.a, got, tc.want)
+		}
+	}
+}
+
+// TestSenderAcceptsAuthSlurm: the launch and signal fan-out reads slurmd's
+// replies, signed with auth/slurm on such a cluster.
+func TestSenderAcceptsAuthSlurm(t *testing.T) {
+	for _, authType := range []string{"auth/munge", "auth/slurm"} {
+		s := &Step{ctl: &Ctl{Conn: &slurmcli.Conn{Conf: &conf.Config{AuthType: authType}, Client: &client.Client{}}}}
+		cd := s.sender().Codec
+		if cd == nil || cd.AcceptAuthSlurm != (authType == "auth/slurm") {
+			t.Errorf("%s: codec %+v", authType, cd)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/credential/slurmauth"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
@@ -44,7 +45,11 @@ func Listen(a auth.Authenticator, types []msgtype.Type, h Handle) (*Listener, er
 			return h(r.Header.MsgType, r.Body)
 		})
 	}
-	l := &Listener{ln: ln, srv: &server.Server{Auth: a, Handler: mux, Log: quiet, Codec: &codec.Codec{Bodies: msg.Registry()},
+	// Peers sign with the cluster's auth: with auth/slurm their frames
+	// carry sections a 22.05 codec refuses.
+	_, slurmAuth := a.(*slurmauth.Slurm)
+	cd := &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: slurmAuth}
+	l := &Listener{ln: ln, srv: &server.Server{Auth: a, Handler: mux, Log: quiet, Codec: cd,
 		ReplyRUID: func(auth.Identity) uint32 { return auth.UIDAny }}}
 	l.wg.Add(1)
 	go func() {

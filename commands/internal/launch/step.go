@@ -13,6 +13,7 @@ import (
 
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/forward"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
@@ -329,7 +330,9 @@ func (s *Step) sender() *forward.Sender {
 			}
 			return net.JoinHostPort(addr, strconv.Itoa(int(port))), nil
 		},
-		Auth:           s.ctl.Conn.Client.Auth,
+		Auth: s.ctl.Conn.Client.Auth,
+		// slurmd signs its replies with the cluster's auth.
+		Codec:          &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: cfg.AuthType == "auth/slurm"},
 		MessageTimeout: time.Duration(cfg.MessageTimeout) * time.Second,
 		TCPTimeout:     time.Duration(cfg.TCPTimeout) * time.Second,
 		TreeWidth:      int(cfg.TreeWidth),
@@ -391,7 +394,14 @@ func (s *Step) handleReport(mt msgtype.Type, body any) *server.Response {
 		}
 		s.mu.Unlock()
 	case msgtype.MESSAGE_TASK_EXIT:
-		s.taskExit(body.(msg.TaskExit))
+		// Recorded once the answer is out: the last exit lets srun
+		// finish and close this listener, which would cut off an
+		// answer still being signed, and slurmstepd retries (and
+		// holds the step open) until it gets one.
+		m := body.(msg.TaskExit)
+		r := server.RC(0)
+		r.After = func(error) { s.taskExit(m) }
+		return r
 	}
 	return server.RC(0)
 }
