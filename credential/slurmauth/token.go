@@ -1,6 +1,7 @@
 package slurmauth
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -51,6 +52,12 @@ type wireClaims struct {
 	GID      *uint32 `json:"gid"`
 	Host     *string `json:"host"`
 	Payload  *string `json:"payload,omitempty"`
+	// Nonce makes every token unique. Two identical requests from one user
+	// within a second (same body hash, same iat) would otherwise get the
+	// same token, and the verifier's replay cache would refuse the second;
+	// a munge credential has its own salt for the same reason. Verifiers
+	// ignore the claim (Slurm's too: it reads only the claims it knows).
+	Nonce *string `json:"jti,omitempty"`
 }
 
 // wireClaims satisfies jwt.Claims; validation is ours (validate), done with
@@ -96,6 +103,12 @@ func (k *Key) Mint(p MintParams) (string, error) {
 	if p.Cluster != "" {
 		c.Cluster = &p.Cluster
 	}
+	var nonce [16]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return "", fmt.Errorf("slurmauth: nonce: %w", err)
+	}
+	n := base64.RawURLEncoding.EncodeToString(nonce[:])
+	c.Nonce = &n
 	if len(p.Payload) > 0 {
 		s := base64.StdEncoding.EncodeToString(p.Payload)
 		c.Payload = &s

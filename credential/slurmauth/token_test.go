@@ -136,7 +136,11 @@ func TestTokenShape(t *testing.T) {
 			t.Errorf("claim %s = %#v, want %q", name, claims[name], v)
 		}
 	}
-	if len(claims) != len(nums)+len(strs) {
+	// jti: the per-token nonce, 16 random bytes in unpadded base64url.
+	if jti, ok := claims["jti"].(string); !ok || len(jti) != 22 {
+		t.Errorf("claim jti = %#v, want a 22-character nonce", claims["jti"])
+	}
+	if len(claims) != len(nums)+len(strs)+1 {
 		t.Errorf("claims %v", claims)
 	}
 	// No cluster name, no payload: the claims are left out.
@@ -327,5 +331,16 @@ func TestMintRefuses(t *testing.T) {
 	}
 	if _, err := nilKey.Parse("a.b.c", verifyParams()); err == nil {
 		t.Fatal("parsed without a key")
+	}
+}
+
+// Two tokens minted from identical parameters in the same second differ,
+// so a replay cache accepts both (identical requests do happen: two
+// `squeue` runs in one second).
+func TestMintUnique(t *testing.T) {
+	k := testKey(t)
+	a, b := mustMint(t, k, mintParams()), mustMint(t, k, mintParams())
+	if a == b {
+		t.Fatal("two mints of the same parameters gave the same token")
 	}
 }

@@ -127,8 +127,11 @@ func newConn(cfg *conf.Config, path string, getenv func(string) (string, bool)) 
 	return &Conn{
 		Conf: cfg,
 		Client: &client.Client{
-			Controllers:    ctlds,
-			Auth:           a,
+			Controllers: ctlds,
+			Auth:        a,
+			// The controller signs its replies with the cluster's auth: a
+			// codec refusing auth/slurm sections could not read them.
+			Codec:          &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: cfg.AuthType == "auth/slurm"},
 			MessageTimeout: timeout,
 		},
 		reg: msg.Registry(),
