@@ -177,8 +177,11 @@ type Job struct {
 	NodeCPUs  []uint32 // CPUs per allocated node
 	NodeMem   []uint64 // MB per allocated node
 	NodeCores [][]uint16
-	TotalCPUs uint32
-	BatchHost string
+	// SharedCores: the scheduler placed the job on cores it may share
+	// with other sharing jobs (OverSubscribe=YES:N/FORCE:N).
+	SharedCores bool `json:",omitempty"`
+	TotalCPUs   uint32
+	BatchHost   string
 	// Completing are the nodes that have not sent MESSAGE_EPILOG_COMPLETE
 	// yet after the job ended.
 	Completing []string `json:",omitempty"`

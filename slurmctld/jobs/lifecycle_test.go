@@ -443,3 +443,32 @@ func TestSnapshotApplyPlan(t *testing.T) {
 		t.Fatalf("launches %d wide %#x reason %d fill %#x", len(ls), m.Job(wide).State, m.Job(wide).Reason, m.Job(fill).State)
 	}
 }
+
+// A job with --time-min that backfill starts runs with the time-min as its
+// limit (sched.Start.TimeLimit), as backfill.c sets it: its end time and
+// the limit the job shows follow.
+func TestBackfillTimeMinSetsLimit(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	first := batchDesc(alice)
+	first.TimeLimit = 10 // holds a core of n1 for 10 minutes
+	mustSubmit(t, m, cl, first, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	big := batchDesc(alice)
+	big.MinNodes, big.TimeLimit = 4, 10
+	wide := mustSubmit(t, m, cl, big, alice, t0) // reserves all nodes at t0+600
+	fill := batchDesc(bob)
+	fill.TimeLimit, fill.TimeMin = 100, 5
+	id := mustSubmit(t, m, cl, fill, bob, t0)
+	p := m.Snapshot(cl, t0+1)
+	if _, err := m.ApplyPlan(p, sched.Backfill(p.Snapshot), t0+1); err != nil {
+		t.Fatal(err)
+	}
+	j := m.Job(id)
+	if !j.Running() || m.Job(wide).Running() {
+		t.Fatalf("fill running %v, wide running %v", j.Running(), m.Job(wide).Running())
+	}
+	if j.TimeLimit != 5 || j.EndTime != t0+1+5*60 {
+		t.Errorf("TimeLimit %d EndTime %d, want 5 and %d", j.TimeLimit, j.EndTime, t0+1+5*60)
+	}
+}

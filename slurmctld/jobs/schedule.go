@@ -206,7 +206,7 @@ func (m *Manager) setReason(j *Job, r uint16, now int64) {
 
 func (m *Manager) allocationOf(j *Job) sched.Allocation {
 	a := sched.Allocation{JobID: j.ID, UserID: j.UserID, Partition: j.Partition, Start: j.StartTime, End: j.EndTime,
-		Exclusive: j.Shared == 0}
+		Exclusive: j.Shared == 0, Shared: j.SharedCores}
 	for k, i := range j.NodeIdx {
 		na := sched.NodeAlloc{Node: i, CPUs: j.NodeCPUs[k], MemoryMB: j.NodeMem[k]}
 		if k < len(j.NodeCores) {
@@ -221,7 +221,7 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	sj := sched.Job{JobID: j.ID, Priority: j.Priority, SubmitTime: j.SubmitTime, BeginTime: j.BeginTime,
 		UserID: j.UserID, GroupID: j.GroupID, Account: j.Account, QOS: j.QOS,
 		Partitions: j.Partitions, Features: j.Features, Contiguous: j.Contiguous == 1,
-		TimeLimit: j.TimeLimit}
+		TimeLimit: j.TimeLimit, TimeMin: zeroIfNoVal(j.TimeMin)}
 	if u, ok := m.user(j.UserID); ok {
 		sj.Groups = u.Groups
 	}
@@ -373,6 +373,12 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		j.NodeMem = append(j.NodeMem, mem)
 		j.NodeCores = append(j.NodeCores, na.Cores)
 		j.TotalCPUs += na.CPUs
+	}
+	j.SharedCores = st.Alloc.Shared
+	if st.TimeLimit != 0 {
+		// Backfill started the job with its --time-min: that is its
+		// limit now, as backfill.c sets it.
+		j.TimeLimit = st.TimeLimit
 	}
 	j.EndTime = now + m.limitSeconds(j, cl)
 	j.BatchHost = ""
