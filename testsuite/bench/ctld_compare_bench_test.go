@@ -10,10 +10,12 @@ package bench
 // both controllers. Prints a table side by side and writes it to
 // testsuite/bench/results/ (gitignored). Nothing asserts on speed.
 //
-//	go test -run '^$' -bench CtldCompare -benchtime 1x -timeout 20m ./testsuite/bench
+//	go test -run '^$' -bench CtldCompare -benchtime 1x ./testsuite/bench
 //
 // GOSLURM_CTLD_BIN names a goslurm slurmctld already built (else it is
-// built); GOSLURM_CTLDBENCH_JOBS sets the big queue size (default 10000).
+// built); GOSLURM_CTLDBENCH_JOBS sets the big queue size (default 10000);
+// GOSLURM_CTLDBENCH_GOSLURM_FIRST=1 measures goslurm first (run once each
+// way on a loaded host to see how much the order moves the figures).
 
 import (
 	"fmt"
@@ -34,14 +36,14 @@ import (
 // Sizes of the phases; small enough that both controllers finish in a few
 // minutes on a 2-core host.
 const (
-	ctldSubmitJobs    = 2000 // held sbatch submissions, timed
+	ctldSubmitJobs    = 1000 // held sbatch submissions, timed; the small queue
 	ctldSubmitClients = 8    // concurrent sbatch processes
 	ctldFillClients   = 16   // concurrent sbatch processes filling the big queue
-	ctldShortJobs     = 200  // trivial jobs released at once
+	ctldShortJobs     = 500  // trivial jobs released at once
 	ctldSeqJobs       = 200  // of those, submitted first by one client
 	ctldQueryRuns     = 20   // squeue / sinfo runs per queue size
 	ctldShowRuns      = 20   // scontrol show job runs per queue size
-	ctldSrunRuns      = 10   // srun -N2 true runs
+	ctldSrunRuns      = 10   // srun -N1 true and srun -N2 true runs
 	ctldStarts        = 3    // controller start-ups
 )
 
@@ -68,7 +70,11 @@ func BenchmarkCtldCompare(b *testing.B) {
 
 	r := &ctldRun{c: c, big: big, small: small}
 	results := map[string]*ctldResult{}
-	for _, ctl := range []struct{ name, bin string }{{"real", real}, {"goslurm", ours}} {
+	ctls := []struct{ name, bin string }{{"real", real}, {"goslurm", ours}}
+	if os.Getenv("GOSLURM_CTLDBENCH_GOSLURM_FIRST") == "1" {
+		ctls[0], ctls[1] = ctls[1], ctls[0]
+	}
+	for _, ctl := range ctls {
 		b.Logf("ctldcompare: %s slurmctld (%s)", ctl.name, ctl.bin)
 		results[ctl.name] = r.measure(b, ctl.bin)
 		c.Stop()
@@ -76,7 +82,7 @@ func BenchmarkCtldCompare(b *testing.B) {
 			ctldSave(b, ctl.name+"-slurmctld.log", string(log))
 		}
 	}
-	table := ctldTable(results["real"], results["goslurm"], small, big)
+	table := ctldTable(results["real"], results["goslurm"], small, big) + "\nmeasured " + ctls[0].name + " first"
 	fmt.Println(table)
 	ctldSave(b, "table.txt", table+"\n")
 }
@@ -101,7 +107,7 @@ type ctldResult struct {
 	submitP50, submitP99     time.Duration
 	fillRate                 float64
 	squeue, sinfo, show      [2]ctldStat // at small and at big
-	srun                     ctldStat
+	srun1, srun              ctldStat    // srun -N1, -N2
 	shortStart, shortDone    time.Duration
 	errs                     []string
 }
@@ -139,21 +145,10 @@ func (r *ctldRun) measure(b *testing.B, bin string) *ctldResult {
 	pid := c.Ctld().Pid
 	res.rssIdle, _ = procRSS(pid)
 
-	// srun -N2 true on idle nodes; waiting for idle is not timed.
-	var ds []time.Duration
-	for range ctldSrunRuns {
-		if err := c.Poll(60*time.Second, func() bool { return r.idle() == len(c.Nodes) }); err != nil {
-			res.errs = append(res.errs, "srun: nodes not idle: "+err.Error())
-			break
-		}
-		d, out, err := r.timed("srun", "-N2", "true")
-		if err != nil {
-			res.errs = append(res.errs, fmt.Sprintf("srun -N2 true: %v %s", err, out))
-			break
-		}
-		ds = append(ds, d)
-	}
-	res.srun = stat(ds)
+	// srun -N1 true and -N2 true on idle nodes; waiting for idle is not
+	// timed.
+	res.srun1 = r.srun(res, "-N1")
+	res.srun = r.srun(res, "-N2")
 
 	r.shortJobs(b, res)
 
@@ -191,6 +186,24 @@ func (r *ctldRun) measure(b *testing.B, bin string) *ctldResult {
 	res.rssBig, res.rssPeak = procRSS(pid)
 	res.cpu = procCPU(pid)
 	return res
+}
+
+// srun times ctldSrunRuns runs of `srun nodes true`, each on idle nodes.
+func (r *ctldRun) srun(res *ctldResult, nodes string) ctldStat {
+	var ds []time.Duration
+	for range ctldSrunRuns {
+		if err := r.c.Poll(60*time.Second, func() bool { return r.idle() == len(r.c.Nodes) }); err != nil {
+			res.errs = append(res.errs, "srun: nodes not idle: "+err.Error())
+			break
+		}
+		d, out, err := r.timed("srun", nodes, "true")
+		if err != nil {
+			res.errs = append(res.errs, fmt.Sprintf("srun %s true: %v %s", nodes, err, out))
+			break
+		}
+		ds = append(ds, d)
+	}
+	return stat(ds)
 }
 
 // shortJobs submits ctldShortJobs held trivial jobs, releases them with

@@ -37,6 +37,8 @@ func ctldTable(real, ours *ctldResult, small, big int) string {
 	dur(fmt.Sprintf("start-up until 4 nodes registered p50 (%d starts)", ctldStarts), real.registered.p50, ours.registered.p50)
 	dur(fmt.Sprintf("start-up until 4 nodes idle p50 (%d starts)", ctldStarts), real.startup.p50, ours.startup.p50)
 	dur("start-up until 4 nodes idle max", real.startup.p99, ours.startup.p99)
+	dur(fmt.Sprintf("srun -N1 true p50 (%d runs)", ctldSrunRuns), real.srun1.p50, ours.srun1.p50)
+	dur("srun -N1 true max", real.srun1.p99, ours.srun1.p99)
 	dur(fmt.Sprintf("srun -N2 true p50 (%d runs)", ctldSrunRuns), real.srun.p50, ours.srun.p50)
 	dur("srun -N2 true max", real.srun.p99, ours.srun.p99)
 	dur(fmt.Sprintf("%d trivial jobs: release to all started", ctldShortJobs), real.shortStart, ours.shortStart)
