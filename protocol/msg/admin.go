@@ -132,8 +132,8 @@ func walkSetFSDampening(w fieldWalker, _ codec.Version, b *SetFSDampeningFactorR
 	w.u16(&b.Factor)
 }
 
-// StatsInfoRequest is REQUEST_STATS_INFO (sdiag): u16 command_id (0 get,
-// 1 reset).
+// StatsInfoRequest is REQUEST_STATS_INFO (sdiag): u16 command_id (0 reset,
+// operators only; 1 get: StatsCommandReset, StatsCommandGet).
 type StatsInfoRequest struct {
 	CommandID uint16
 }

@@ -156,7 +156,7 @@ func TestAdminBodiesLiveRealSlurm(t *testing.T) {
 	if c := slurmerr.Code(err); c == slurmerr.SLURM_PROTOCOL_VERSION_ERROR || c == slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET {
 		t.Errorf("dampening factor body rejected: %v", err)
 	}
-	if r := send(msgtype.REQUEST_STATS_INFO, msg.StatsInfoRequest{}); r.Frame.Header.MsgType != msgtype.RESPONSE_STATS_INFO {
+	if r := send(msgtype.REQUEST_STATS_INFO, msg.StatsInfoRequest{CommandID: msg.StatsCommandGet}); r.Frame.Header.MsgType != msgtype.RESPONSE_STATS_INFO {
 		t.Errorf("stats info: %v %v", r.Frame.Header.MsgType, client.ReturnCode(&r.Frame))
 	}
 
