@@ -188,17 +188,6 @@ func TestGoslurmAllOurs(t *testing.T) {
 	cmds := goslurmBuildCommands(t, true)
 	for _, auth := range []string{"munge", "slurm"} {
 		t.Run(auth, func(t *testing.T) {
-			if auth == "slurm" && os.Getenv("GOSLURM_TEST_AUTH_SLURM") != "1" {
-				// Two known faults outside this test stop it: the
-				// commands' client (slurmcli.newConn) decodes replies
-				// with a codec refusing auth/slurm sections, and
-				// auth/slurm tokens carry no nonce, so two identical
-				// requests of one user within a second get the same
-				// token and the controller's replay cache refuses the
-				// second. With both fixed (tried with a build overlay)
-				// this subtest passes.
-				t.Skip("auth/slurm: set GOSLURM_TEST_AUTH_SLURM=1 (known failures, see comment)")
-			}
 			opts := ctldharness.Options{Nodes: 2, OurSlurmd: slurmd, Commands: cmds, Auth: auth}
 			if auth == "slurm" {
 				opts.Sackd = filepath.Join(cmds, "sackd")
