@@ -26,7 +26,7 @@ test: build
 	$(GO) test -count=1 -timeout 30m ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 # A short, bounded run of every fuzz target (FUZZTIME each).
 fuzz:
@@ -44,3 +44,13 @@ lint:
 
 clean:
 	rm -rf $(BIN)
+
+# A private cluster on loopback as the current user (no root, no munge): our
+# slurmctld, four slurmd and sackd under a temporary directory, a short
+# showcase, then the cluster stays up. `. bin/demo.env` to use it.
+.PHONY: demo demo-stop
+demo: build
+	@bash contrib/demo/demo.sh start "$(abspath $(BIN))" "$(abspath $(BIN))/demo.env"
+
+demo-stop:
+	@bash contrib/demo/demo.sh stop "$(abspath $(BIN))/demo.env"

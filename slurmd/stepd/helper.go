@@ -46,6 +46,8 @@ type helperInit struct {
 	// Search looks Script up in the PATH of Env when it has no slash (srun
 	// tasks; the batch script is a full path).
 	Search bool
+	// KeepGroups: the supervisor is not root and could not set Groups.
+	KeepGroups bool
 }
 
 // Stdin, Stdout and Stderr name files to open; "" keeps the descriptor the
@@ -198,6 +200,9 @@ func checkIdentity(in *helperInit) error {
 		uint32(os.Getgid()) != in.GID || uint32(os.Getegid()) != in.GID {
 		return fmt.Errorf("refusing to run: running as uid %d/%d gid %d/%d, want uid %d gid %d",
 			os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid(), in.UID, in.GID)
+	}
+	if in.KeepGroups {
+		return nil
 	}
 	got, err := unix.Getgroups()
 	if err != nil {

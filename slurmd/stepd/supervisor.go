@@ -387,9 +387,14 @@ func startHelper(in *helperInit, start func(*exec.Cmd) error, stdio ...*os.File)
 	if len(stdio) == 3 {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio[0], stdio[1], stdio[2]
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:    true,
-		Credential: &syscall.Credential{Uid: in.UID, Gid: in.GID, Groups: in.Groups},
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: in.UID, Gid: in.GID, Groups: in.Groups}
+	} else {
+		// Not root (a user's own cluster, as `make demo`): like Slurm's
+		// slurmstepd there is nothing to drop and no right to set groups,
+		// so the helper keeps ours; it still insists on the job's uid/gid.
+		in.KeepGroups = true
 	}
 	err = start(cmd)
 	theirs.Close()
