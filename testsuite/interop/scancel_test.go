@@ -92,18 +92,27 @@ func (cc *ctlCluster) showJobState(t *testing.T, id string) string {
 	return r.stdout + r.stderr
 }
 
+// settled: nothing is still in flight for the job: not COMPLETING, and
+// not a pending job the scheduler has not looked at since the last change
+// (Reason=None until a pass sets Priority, Resources, PartitionDown, ...).
+func settled(s string) bool {
+	return !strings.Contains(s, "COMPLETING") &&
+		!(strings.Contains(s, "JobState=PENDING") && strings.Contains(s, "Reason=None "))
+}
+
 // settledJobState is the masked state of a job once the controller has
-// finished acting on the last operation: no COMPLETING left (a requeue of
-// a running job passes through it until slurmd's epilog reply) and two
+// finished acting on the last operation (see settled: a requeue of a
+// running job passes through COMPLETING until slurmd's epilog reply, a
+// released job has Reason=None until the next scheduling pass) and two
 // reads in a row agree. Comparing earlier would compare how far each
 // controller got, not where it ends.
 func (cc *ctlCluster) settledJobState(t *testing.T, id string, m *masker, keepNodes bool) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	prev := ""
 	for {
 		s := maskState(m.apply(cc.showJobState(t, id)), keepNodes)
-		if s == prev && !strings.Contains(s, "COMPLETING") || time.Now().After(deadline) {
+		if s == prev && settled(s) || time.Now().After(deadline) {
 			return s
 		}
 		prev = s
