@@ -337,7 +337,7 @@ func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, func(
 	if cli.Foreground || logFile == "" {
 		handlers = append(handlers, slurmlog.New(stderr, slurmlog.Options{Level: level, DebugFlags: flags, Program: "slurmctld"}))
 	}
-	return slog.New(fanout(handlers)), closer, nil
+	return slog.New(slurmlog.Fanout(handlers)), closer, nil
 }
 
 // setWorkDir is -s (the log file's directory, else StateSaveLocation);
@@ -400,42 +400,4 @@ func security(cfg *ctld.Config) (auth.Authenticator, bool, error) {
 		return &slurmauth.Slurm{Key: key, Cluster: c.ClusterName, TTL: opts.TTL, Replay: &slurmauth.ReplayCache{}}, true, nil
 	}
 	return nil, false, fmt.Errorf("AuthType=%s is not supported", c.AuthType)
-}
-
-// fanout sends records to several handlers (log file and standard error).
-type fanout []slog.Handler
-
-func (f fanout) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, h := range f {
-		if h.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (f fanout) Handle(ctx context.Context, r slog.Record) error {
-	var errs []error
-	for _, h := range f {
-		if h.Enabled(ctx, r.Level) {
-			errs = append(errs, h.Handle(ctx, r.Clone()))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (f fanout) WithAttrs(a []slog.Attr) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithAttrs(a)
-	}
-	return out
-}
-
-func (f fanout) WithGroup(name string) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithGroup(name)
-	}
-	return out
 }

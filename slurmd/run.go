@@ -247,7 +247,7 @@ func setupLog(cli *CLI, cfg *daemon.Config, stderr io.Writer) (*slog.Logger, fun
 	if cli.Foreground || logFile == "" {
 		handlers = append(handlers, slurmlog.New(stderr, slurmlog.Options{Level: level, DebugFlags: flags, Program: "slurmd"}))
 	}
-	return slog.New(fanout(handlers)), closer, nil
+	return slog.New(slurmlog.Fanout(handlers)), closer, nil
 }
 
 // setWorkDir is -s (the log file's directory, else the spool directory);
@@ -390,42 +390,4 @@ func readKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: must be a regular file with mode 0600 or stricter", path)
 	}
 	return io.ReadAll(io.LimitReader(f, 1<<16))
-}
-
-// fanout sends records to several handlers (log file and standard error).
-type fanout []slog.Handler
-
-func (f fanout) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, h := range f {
-		if h.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (f fanout) Handle(ctx context.Context, r slog.Record) error {
-	var errs []error
-	for _, h := range f {
-		if h.Enabled(ctx, r.Level) {
-			errs = append(errs, h.Handle(ctx, r.Clone()))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (f fanout) WithAttrs(a []slog.Attr) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithAttrs(a)
-	}
-	return out
-}
-
-func (f fanout) WithGroup(name string) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithGroup(name)
-	}
-	return out
 }
