@@ -140,7 +140,7 @@ func (cc *ctlCluster) waitState(t *testing.T, id, state string) {
 func TestCtlClusterHold(t *testing.T) {
 	secs := os.Getenv("GOSLURM_HOLD_CLUSTER")
 	if secs == "" {
-		t.Skip("GOSLURM_HOLD_CLUSTER not set")
+		t.Skip("manual exploration helper, not a check: set GOSLURM_HOLD_CLUSTER=<seconds> to keep a cluster up")
 	}
 	cc := startCtlCluster(t)
 	var b strings.Builder
