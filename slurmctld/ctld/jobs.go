@@ -112,6 +112,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_CANCEL_JOB_STEP:         f(c.rpcKill),
 		msgtype.REQUEST_UPDATE_JOB:              f(c.rpcUpdateJob),
 		msgtype.REQUEST_JOB_REQUEUE:             f(c.rpcRequeue),
+		msgtype.REQUEST_SUSPEND:                 f(c.rpcSuspend),
 		msgtype.REQUEST_COMPLETE_BATCH_SCRIPT:   f(c.rpcCompleteBatch),
 		msgtype.REQUEST_COMPLETE_JOB_ALLOCATION: f(c.rpcCompleteAllocation),
 		msgtype.MESSAGE_EPILOG_COMPLETE:         f(c.rpcEpilogComplete),

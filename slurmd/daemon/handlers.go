@@ -37,6 +37,7 @@ func (d *Daemon) mux() server.Mux {
 		msgtype.REQUEST_LAUNCH_TASKS:             h(d.rpcLaunchTasks),
 		msgtype.REQUEST_SIGNAL_TASKS:             h(d.rpcSignalTasks),
 		msgtype.REQUEST_TERMINATE_TASKS:          h(d.rpcSignalTasks),
+		msgtype.REQUEST_SUSPEND_INT:              h(d.rpcSuspendInt),
 	}
 }
 

@@ -305,6 +305,8 @@ func serveConn(c *net.UnixConn, h stepHandler) {
 			err = writeRC(c, en)
 		case reqStepTerminate:
 			err = writeRC(c, h.terminate(uid))
+		case reqStepSuspend, reqStepResume:
+			err = serveSuspend(c, h, req, uid)
 		default:
 			return // as slurmstepd: an unknown request ends the connection
 		}
