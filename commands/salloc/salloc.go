@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -20,10 +19,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
-	"golang.org/x/sys/unix"
 )
-
-const version = "slurm 22.05.8"
 
 type procIO struct {
 	stdin          io.Reader
@@ -58,15 +54,7 @@ func run(args []string, pio *procIO) int {
 		}
 	}
 	code, err := s.main(args)
-	if err != nil {
-		var ee *jobopt.ExitError
-		if errors.As(err, &ee) {
-			return ee.Code
-		}
-		s.log.Errorf("%v", err)
-		return s.errorExit
-	}
-	return code
+	return launch.ExitStatus(code, err, s.log, s.errorExit)
 }
 
 func (s *salloc) custom(name, arg string, has bool) error {
@@ -92,39 +80,13 @@ func (s *salloc) custom(name, arg string, has bool) error {
 }
 
 func (s *salloc) main(args []string) (int, error) {
-	conn, err := slurmcli.Dial(s.env.Lookup)
+	cli := launch.CLI{Cmd: jobopt.Salloc, EnvTable: jobopt.SallocEnv, Usage: usageText, Custom: s.custom,
+		Log: s.log, Env: s.env, Stdout: s.io.stdout, Stderr: s.io.stderr, Cwd: s.io.cwd, Now: s.io.now}
+	ctl, o, command, err := cli.Parse(args)
 	if err != nil {
-		s.log.Fatalf("Could not establish a configuration source")
-		return 1, nil
-	}
-	conn.Prog, conn.Log = "salloc", s.io.stderr
-	o := jobopt.NewOpts(jobopt.Salloc, s.log)
-	o.Getenv = s.env.Lookup
-	o.Now = s.io.now
-	o.Cwd = s.io.cwd
-	o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
-	o.Reset(true)
-	o.AllowSpecResources = conn.Conf.AllowSpecResourcesUsage
-	o.Custom = s.custom
-	if err := o.ApplyEnv(jobopt.SallocEnv); err != nil {
 		return 0, err
 	}
-	n, err := o.ParseArgs(args, jobopt.FromCLI, false, s.io.stderr)
-	switch {
-	case errors.Is(err, jobopt.ErrHelp), errors.Is(err, jobopt.ErrUsage):
-		fmt.Fprint(s.io.stdout, usageText)
-		return 0, nil
-	case errors.Is(err, jobopt.ErrVersion):
-		fmt.Fprintln(s.io.stdout, version)
-		return 0, nil
-	case err != nil:
-		return 0, err
-	}
-	s.log.Verbose = o.Verbose - o.Quiet
-	if err := o.ValidateCommon(); err != nil {
-		return 0, err
-	}
-	command := args[n:]
+	conn := ctl.Conn
 	if len(command) == 0 && !s.noShell {
 		if c := conn.Conf.SallocDefaultCommand; c != "" {
 			command = []string{"/bin/sh", "-c", c}
@@ -143,7 +105,7 @@ func (s *salloc) main(args []string) (int, error) {
 	if o.Chdir == "" {
 		o.Chdir = s.io.cwd
 	}
-	desc, err := o.CreateJobDesc(strings.Join(args, " "))
+	desc, err := ctl.JobDesc(o, strings.Join(args, " "))
 	if err != nil {
 		return 0, err
 	}
@@ -151,16 +113,7 @@ func (s *salloc) main(args []string) (int, error) {
 		desc.Name = msg.Str("interactive")
 	}
 	desc.UserID, desc.GroupID = o.UID, o.GID
-	if sid, err := unix.Getsid(0); err == nil {
-		desc.AllocSID = uint32(sid)
-	}
-	desc.WorkDir = msg.Str(o.Chdir)
-	if c := conn.Conf.ClusterName; c != "" {
-		desc.OriginCluster = msg.Str(c)
-	}
-	desc.SetDefaultBits()
 
-	ctl := &launch.Ctl{Conn: conn, Log: s.log}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP,
 		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -171,24 +124,8 @@ func (s *salloc) main(args []string) (int, error) {
 		child   *os.Process
 		revoked bool
 	)
-	actx, stop := context.WithCancel(context.Background())
-	waitDone := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-sigs:
-			if sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP || sig == syscall.SIGQUIT {
-				stop()
-			}
-		case <-waitDone:
-		}
-	}()
-	pending := false
 	hooks := launch.AllocHooks{
-		Pending: func(id uint32) {
-			pending = true
-			s.log.Infof("Pending job allocation %d", id)
-			s.log.Infof("job %d queued and waiting for resources", id)
-		},
+		Pending: func(id uint32) { s.log.Infof("Pending job allocation %d", id) },
 		JobComplete: func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -203,27 +140,25 @@ func (s *salloc) main(args []string) (int, error) {
 		UserMsg:  func(t string) { s.log.Infof("%s", t) },
 		NodeFail: func(n string) { s.log.Errorf("Node failure on %s", n) },
 	}
-	a, err := ctl.Allocate(actx, desc, hooks)
-	close(waitDone)
+	// Only the signals that end salloc give up a pending request.
+	cancels := func(sig os.Signal) bool {
+		return sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP || sig == syscall.SIGQUIT
+	}
+	a, err := ctl.AllocateInteractive(context.Background(), desc, sigs, cancels, hooks)
 	if err != nil {
-		if a != nil {
-			a.Release(context.Background(), pack.NoVal)
-			a.Close()
+		var ie *launch.InterruptedError
+		switch {
+		case errors.As(err, &ie):
 			s.log.Errorf("Interrupted by signal. Allocation request rescinded.")
-			return s.errorExit, nil
-		}
-		if o.Immediate != 0 && slurmerr.Code(err) == slurmerr.ESLURM_NODES_BUSY {
+		case o.Immediate != 0 && slurmerr.Code(err) == slurmerr.ESLURM_NODES_BUSY:
 			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
-			return s.errorExit, nil
+		default:
+			s.log.Errorf("Job submit/allocate failed: %s", launch.Strerror(err))
 		}
-		s.log.Errorf("Job submit/allocate failed: %s", launch.Strerror(err))
 		return s.errorExit, nil
 	}
 	defer a.Close()
 	desc.JobID = a.JobID
-	if pending {
-		s.log.Infof("job %d has been allocated resources", a.JobID)
-	}
 	s.log.Infof("Granted job allocation %d", a.JobID)
 	slow := false
 	if err := a.WaitReady(context.Background(), func() {
@@ -349,15 +284,7 @@ func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocatio
 		alias = "(null)"
 	}
 	set("SLURM_NODE_ALIASES", alias)
-	if a.Account.Value != "" {
-		set("SLURM_JOB_ACCOUNT", a.Account.Value)
-	}
-	if a.QOS.Value != "" {
-		set("SLURM_JOB_QOS", a.QOS.Value)
-	}
-	if a.ResvName.Value != "" {
-		set("SLURM_JOB_RESERVATION", a.ResvName.Value)
-	}
+	a.SetAssocEnv(set)
 	set("SLURM_TASKS_PER_NODE", tasksPerNode(a, o))
 	if o.NtasksSet {
 		set("SLURM_NTASKS", strconv.Itoa(o.Ntasks))

@@ -22,7 +22,7 @@ func main() {
 }
 
 // exitCode ends run early, where sinfo calls exit().
-type exitCode int
+type exitCode = sc.Exit
 
 // matchFlags are the attributes that split nodes into separate lines.
 type matchFlags struct {
@@ -90,16 +90,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 		args = []string{"sinfo"}
 	}
 	s.prog = filepath.Base(args[0])
-	defer func() {
-		w.Flush()
-		if r := recover(); r != nil {
-			e, ok := r.(exitCode)
-			if !ok {
-				panic(r)
-			}
-			code = int(e)
-		}
-	}()
+	defer sc.RecoverExit(&code, w)
 	conn, err := sc.Dial(getenv)
 	if err != nil {
 		s.fatalf("%v", err)
@@ -110,24 +101,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 	v, ok := getenv("SLURM_TIME_FORMAT")
 	s.tf = sc.NewTimeFormatter(v, ok, s.errorf)
 
-	rc := 0
 	var cache queryCache
-	for {
-		s.now = time.Now()
-		if !s.noHeader && (s.iterate != 0 || s.verbose != 0 || s.longOutput) {
-			s.out.WriteString(sc.DateLine(s.now) + "\n")
-		}
-		if err := s.getInfo(&cache); err != nil {
-			rc = 1
-		}
-		if s.iterate == 0 {
-			break
-		}
-		s.out.WriteString("\n")
-		w.Flush()
-		time.Sleep(time.Duration(s.iterate) * time.Second)
-	}
-	return rc
+	dated := !s.noHeader && (s.iterate != 0 || s.verbose != 0 || s.longOutput)
+	return sc.Repeat(w, s.iterate, dated, func(now time.Time) error {
+		s.now = now
+		return s.getInfo(&cache)
+	})
 }
 
 // queryCache keeps the last replies for -i (SLURM_NO_CHANGE_IN_DATA).

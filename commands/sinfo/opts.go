@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/goslurm/goslurm/commands/internal/getopt"
@@ -59,17 +58,6 @@ const usageText = `Usage: sinfo [-adehlNrRsv] [-i seconds] [-n nodes] [-o format
              [-p partitions] [-S sort_keys] [-t states] [--noconvert] [-V]
 `
 
-// nextTok splits on commas, skipping empty items (_build_part_list).
-func nextTok(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 func (s *sinfo) parseCommandLine(args []string) {
 	env := s.getenv
 	longForm := false
@@ -82,7 +70,7 @@ func (s *sinfo) parseCommandLine(args []string) {
 	}
 	if v, ok := env("SINFO_PARTITION"); ok {
 		envPSet = true
-		s.partition, s.partList, s.hasParts = v, nextTok(v), true
+		s.partition, s.partList, s.hasParts = v, sc.SplitList(v), true
 		s.allFlag = true
 	}
 	if envASet && envPSet {
@@ -121,7 +109,7 @@ func (s *sinfo) parseCommandLine(args []string) {
 		case 'h':
 			s.noHeader = true
 		case 'i':
-			s.iterate = atoi(arg)
+			s.iterate = sc.Atoi(arg)
 			if s.iterate <= 0 {
 				s.errorf("Error: invalid entry for --iterate=%s", arg)
 				s.exit(1)
@@ -157,7 +145,7 @@ func (s *sinfo) parseCommandLine(args []string) {
 			s.format, s.formatSet = arg, true
 		case 'p':
 			optPSet = true
-			s.partition, s.partList, s.hasParts = arg, nextTok(arg), true
+			s.partition, s.partList, s.hasParts = arg, sc.SplitList(arg), true
 			s.allFlag = true
 		case 'r':
 			s.respondingNodes = true
@@ -251,26 +239,6 @@ func (s *sinfo) parseCommandLine(args []string) {
 	if s.verbose != 0 {
 		s.printOptions()
 	}
-}
-
-// atoi is C's atoi.
-func atoi(v string) int {
-	v = strings.TrimLeft(v, " \t\n\v\f\r")
-	n, i, neg := 0, 0, false
-	if i < len(v) && (v[i] == '+' || v[i] == '-') {
-		neg = v[i] == '-'
-		i++
-	}
-	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
-		n = n*10 + int(v[i]-'0')
-		if n > 1<<31 {
-			n = 1 << 31
-		}
-	}
-	if neg {
-		n = -n
-	}
-	return int(int32(n))
 }
 
 func (s *sinfo) buildStateList(v string) bool {
@@ -456,111 +424,41 @@ func (s *sinfo) addField(name string, width int, right bool, suffix string) {
 
 // parseFormat builds the fields of a -o format.
 func (s *sinfo) parseFormat(format string) {
-	rest := format
-	if i := strings.IndexByte(format, '%'); i != 0 {
-		if i < 0 {
-			i = len(format)
-		}
-		s.fields = append(s.fields, field{prefix: true, suffix: format[:i]})
-		rest = format[i:]
+	prefix, hasPrefix, items, all := sc.ParseFormat(format, " ")
+	if hasPrefix {
+		s.fields = append(s.fields, field{prefix: true, suffix: prefix})
 	}
-	all := false
-	if strings.EqualFold(format, "%all") {
-		var b strings.Builder
-		b.WriteString("%a")
-		for c := 'b'; c <= 'z'; c++ {
-			b.WriteString("|%" + string(c))
-		}
-		for c := 'A'; c <= 'Z'; c++ {
-			b.WriteString("|%" + string(c) + " ")
-		}
-		rest, all = b.String(), true
-	}
-	for _, tok := range strings.Split(rest, "%") {
-		if tok == "" {
-			continue
-		}
-		right, width, letter, suffix := parseToken(tok)
-		name, ok := letterNames[letter]
+	for _, it := range items {
+		name, ok := letterNames[it.Letter]
 		if !ok {
 			if all {
 				continue
 			}
-			s.fields = append(s.fields, field{width: width, right: right, suffix: "%" + tok})
+			s.fields = append(s.fields, field{width: it.Width, right: it.Right, suffix: "%" + it.Text})
 			s.out.Flush()
-			fmt.Fprintf(s.stderr, "Invalid node format specification: %c\n", letter)
+			fmt.Fprintf(s.stderr, "Invalid node format specification: %c\n", it.Letter)
 			continue
 		}
-		s.addField(name, width, right, suffix)
+		s.addField(name, it.Width, it.Right, it.Suffix)
 	}
-}
-
-func parseToken(tok string) (right bool, width int, letter byte, suffix string) {
-	i := 0
-	if tok[0] == '.' {
-		right = true
-		i++
-	}
-	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-		width = width*10 + int(tok[i]-'0')
-		i++
-	}
-	if i < len(tok) {
-		letter = tok[i]
-		i++
-	}
-	return right, width, letter, tok[i:]
 }
 
 // parseLongFormat builds the fields of a -O format.
 func (s *sinfo) parseLongFormat(format string) {
 	defs := s.fieldDefs()
-	for _, tok := range strings.Split(format, ",") {
-		if tok == "" {
-			continue
-		}
-		name, spec, hasSpec := strings.Cut(tok, ":")
-		right, width, suffix := false, 20, ""
-		if hasSpec {
-			if strings.HasPrefix(spec, ".") {
-				right = true
-				spec = spec[1:]
-			}
-			n, rest := strtol(spec)
-			width, suffix = int(int32(n)), rest
-		}
-		lname := strings.ToLower(name)
+	for _, it := range sc.ParseLongFormat(format) {
+		lname := strings.ToLower(it.Name)
 		if lname == "all" {
 			s.parseFormat("%all")
 			continue
 		}
 		if _, ok := defs[lname]; !ok {
-			s.fields = append(s.fields, field{width: width, right: right, suffix: suffix})
-			s.errorf("Invalid job format specification: %s", name)
+			s.fields = append(s.fields, field{width: it.Width, right: it.Right, suffix: it.Suffix})
+			s.errorf("Invalid job format specification: %s", it.Name)
 			continue
 		}
-		s.addField(lname, width, right, suffix)
+		s.addField(lname, it.Width, it.Right, it.Suffix)
 	}
-}
-
-func strtol(v string) (int64, string) {
-	i := 0
-	for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
-		i++
-	}
-	start := i
-	if i < len(v) && (v[i] == '+' || v[i] == '-') {
-		i++
-	}
-	d := i
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	if i == d {
-		return 0, v
-	}
-	n, _ := strconv.ParseInt(v[start:i], 10, 64)
-	return n, v[i:]
 }
 
 func (s *sinfo) printOptions() {

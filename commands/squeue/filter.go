@@ -40,7 +40,7 @@ func (q *squeue) filterJob(r *jobRec) bool {
 	if q.hasLicenses {
 		keep := false
 		if j.Licenses.Valid {
-			for _, tok := range splitList(j.Licenses.Value) {
+			for _, tok := range sc.SplitList(j.Licenses.Value) {
 				name, _, _ := strings.Cut(tok, ":")
 				for _, l := range q.licenses {
 					if l == name {

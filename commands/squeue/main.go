@@ -24,7 +24,7 @@ func main() {
 }
 
 // exitCode ends run early, where squeue calls exit() deep inside.
-type exitCode int
+type exitCode = sc.Exit
 
 // squeue is one run's state (Slurm's global params).
 type squeue struct {
@@ -95,16 +95,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 		args = []string{"squeue"}
 	}
 	q.prog = filepath.Base(args[0])
-	defer func() {
-		w.Flush()
-		if r := recover(); r != nil {
-			e, ok := r.(exitCode)
-			if !ok {
-				panic(r)
-			}
-			code = int(e)
-		}
-	}()
+	defer sc.RecoverExit(&code, w)
 	conn, err := sc.Dial(getenv)
 	if err != nil {
 		q.fatalf("%v", err)
@@ -115,31 +106,16 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 	v, ok := getenv("SLURM_TIME_FORMAT")
 	q.tf = sc.NewTimeFormatter(v, ok, q.errorf)
 
-	rc := 0
 	var cache *msg.JobInfoMsg
 	var stepCache *msg.StepInfoMsg
-	for {
-		q.now = time.Now()
-		if !q.noHeader && (q.iterate != 0 || q.verbose != 0 || q.longList) {
-			q.out.WriteString(sc.DateLine(q.now) + "\n")
-		}
-		var err error
+	dated := !q.noHeader && (q.iterate != 0 || q.verbose != 0 || q.longList)
+	return sc.Repeat(w, q.iterate, dated, func(now time.Time) error {
+		q.now = now
 		if q.stepFlag {
-			err = q.printSteps(q.ctx, &stepCache)
-		} else {
-			err = q.printJobs(&cache)
+			return q.printSteps(q.ctx, &stepCache)
 		}
-		if err != nil {
-			rc = 1
-		}
-		if q.iterate == 0 {
-			break
-		}
-		q.out.WriteString("\n")
-		w.Flush()
-		time.Sleep(time.Duration(q.iterate) * time.Second)
-	}
-	return rc
+		return q.printJobs(&cache)
+	})
 }
 
 func (q *squeue) printJobs(cache **msg.JobInfoMsg) error {
@@ -339,15 +315,15 @@ func parseBitList(s string, size int) []bool {
 		}
 		return bits
 	}
-	first, rest := strtol(s)
+	first, rest := sc.Strtol(s)
 	if !strings.HasPrefix(rest, "-") {
 		return bits
 	}
-	last, rest := strtol(rest[1:])
+	last, rest := sc.Strtol(rest[1:])
 	if !strings.HasPrefix(rest, ":") {
 		return bits
 	}
-	step, rest := strtol(rest[1:])
+	step, rest := sc.Strtol(rest[1:])
 	if rest != "" || last < first || step <= 0 {
 		return bits
 	}

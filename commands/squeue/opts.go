@@ -78,17 +78,6 @@ const usageText = `Usage: squeue [-ahlrv] [-A accounts] [-i seconds] [-j job_ids
               [--start] [--me] [--array-unique] [--noconvert] [-V]
 `
 
-// splitList is strtok on ",": empty items are dropped.
-func splitList(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 func (q *squeue) exit(code int) {
 	panic(exitCode(code))
 }
@@ -134,13 +123,13 @@ func (q *squeue) parseCommandLine(args []string) {
 			fmt.Fprintf(q.stderr, "Try \"squeue --help\" for more information\n")
 			q.exit(1)
 		case 'A', 'U':
-			q.accounts, q.hasAccounts = splitList(arg), true
+			q.accounts, q.hasAccounts = sc.SplitList(arg), true
 		case 'a':
 			q.allFlag = true
 		case 'h':
 			q.noHeader = true
 		case 'i':
-			q.iterate = atoi(arg)
+			q.iterate = sc.Atoi(arg)
 			if q.iterate <= 0 {
 				q.errorf("--iterate=%s\n", arg)
 				q.exit(1)
@@ -156,14 +145,14 @@ func (q *squeue) parseCommandLine(args []string) {
 			q.longList = true
 			overrideFormatEnv = true
 		case 'L':
-			q.licenses, q.hasLicenses = splitList(arg), true
+			q.licenses, q.hasLicenses = sc.SplitList(arg), true
 			q.setRaw("licenses", arg)
 		case 'M':
 			q.out.Flush()
 			sc.ClustersUnreachable(q.stderr, q.prog, arg, false)
 			q.exit(1)
 		case 'n':
-			q.names, q.hasNames = splitList(arg), true
+			q.names, q.hasNames = sc.SplitList(arg), true
 			q.setRaw("names", arg)
 		case 'O':
 			if q.formatSet {
@@ -180,13 +169,13 @@ func (q *squeue) parseCommandLine(args []string) {
 			q.format, q.formatSet = arg, true
 			overrideFormatEnv = true
 		case 'p':
-			q.partitions, q.hasParts = splitList(arg), true
+			q.partitions, q.hasParts = sc.SplitList(arg), true
 			q.setRaw("partitions", arg)
 			q.allFlag = true
 		case 'P':
 			q.priorityFlag = true
 		case 'q':
-			q.qoss, q.hasQOS = splitList(arg), true
+			q.qoss, q.hasQOS = sc.SplitList(arg), true
 		case 'R':
 			q.reservation, q.hasReservation = arg, true
 		case 'r':
@@ -286,23 +275,23 @@ func (q *squeue) parseCommandLine(args []string) {
 		q.filterNodes()
 	}
 	if v, ok := env("SQUEUE_ACCOUNT"); ok && !q.hasAccounts {
-		q.accounts, q.hasAccounts = splitList(v), true
+		q.accounts, q.hasAccounts = sc.SplitList(v), true
 	}
 	if v, ok := env("SQUEUE_NAMES"); ok && !q.hasNames {
 		q.setRaw("names", v)
-		q.names, q.hasNames = splitList(v), true
+		q.names, q.hasNames = sc.SplitList(v), true
 	}
 	if v, ok := env("SQUEUE_LICENSES"); ok && !q.hasParts {
 		q.setRaw("licenses", v)
-		q.licenses, q.hasLicenses = splitList(v), true
+		q.licenses, q.hasLicenses = sc.SplitList(v), true
 	}
 	if v, ok := env("SQUEUE_PARTITION"); ok && !q.hasParts {
 		q.setRaw("partitions", v)
-		q.partitions, q.hasParts = splitList(v), true
+		q.partitions, q.hasParts = sc.SplitList(v), true
 		q.allFlag = true
 	}
 	if v, ok := env("SQUEUE_QOS"); ok && !q.hasQOS {
-		q.qoss, q.hasQOS = splitList(v), true
+		q.qoss, q.hasQOS = sc.SplitList(v), true
 	}
 	if v, ok := env("SQUEUE_STATES"); ok && q.raw["states"] == nil {
 		q.setRaw("states", v)
@@ -439,61 +428,13 @@ func (q *squeue) setRaw(k, v string) {
 	q.raw[k] = &v
 }
 
-// atoi is C's atoi: leading blanks, a sign, digits, anything after ignored.
-func atoi(s string) int {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
-	n, i, neg := 0, 0, false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		n = n*10 + int(s[i]-'0')
-		if n > 1<<31 {
-			n = 1 << 31
-		}
-	}
-	if neg {
-		n = -n
-	}
-	return int(int32(n))
-}
-
-// strtol parses a leading decimal number and returns it with the rest.
-func strtol(s string) (int64, string) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	start := i
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	d := i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == d {
-		return 0, s
-	}
-	n, err := strconv.ParseInt(s[start:i], 10, 64)
-	if err != nil {
-		if s[start] == '-' {
-			n = -1 << 63
-		} else {
-			n = 1<<63 - 1
-		}
-	}
-	return n, s[i:]
-}
-
 func (q *squeue) buildJobList(s string) []jobSel {
 	var out []jobSel
-	for _, job := range splitList(s) {
-		id, rest := strtol(job)
+	for _, job := range sc.SplitList(s) {
+		id, rest := sc.Strtol(job)
 		arr := uint32(sc.NoVal)
 		if strings.HasPrefix(rest, "_") {
-			a, _ := strtol(rest[1:])
+			a, _ := sc.Strtol(rest[1:])
 			arr = uint32(int32(a))
 		}
 		if int32(id) <= 0 {
@@ -512,7 +453,7 @@ func (q *squeue) buildStateList(s string) {
 	}
 	q.allStates = false
 	q.states, q.hasStates = nil, true
-	for _, st := range splitList(s) {
+	for _, st := range sc.SplitList(s) {
 		v, ok := sc.JobStateNum(st)
 		if !ok {
 			q.errorf("Invalid job state specified: %s", st)
@@ -525,7 +466,7 @@ func (q *squeue) buildStateList(s string) {
 
 func (q *squeue) buildUserList(s string) []uint32 {
 	var out []uint32
-	for _, u := range splitList(s) {
+	for _, u := range sc.SplitList(s) {
 		uid, ok := sc.UIDFromString(u)
 		if !ok {
 			q.errorf("Invalid user: %s\n", u)
@@ -580,92 +521,41 @@ func (q *squeue) filterNodes() {
 func (q *squeue) parseFormat(format string) {
 	q.fields = nil
 	letters := q.jobFields()
-	rest := format
-	if i := strings.IndexByte(format, '%'); i != 0 {
-		if i < 0 {
-			i = len(format)
-		}
-		q.fields = append(q.fields, field{prefix: true, suffix: format[:i]})
-		rest = format[i:]
+	prefix, hasPrefix, items, all := sc.ParseFormat(format, "")
+	if hasPrefix {
+		q.fields = append(q.fields, field{prefix: true, suffix: prefix})
 	}
-	all := false
-	if strings.EqualFold(format, "%all") {
-		var b strings.Builder
-		b.WriteString("%a")
-		for c := 'b'; c <= 'z'; c++ {
-			b.WriteString("|%" + string(c))
-		}
-		for c := 'A'; c <= 'Z'; c++ {
-			b.WriteString("|%" + string(c))
-		}
-		rest, all = b.String(), true
-		q.fields = nil
-	}
-	for _, tok := range strings.Split(rest, "%") {
-		if tok == "" {
-			continue
-		}
-		right, width, letter, suffix := parseToken(tok)
-		def, ok := letters[letter]
+	for _, it := range items {
+		def, ok := letters[it.Letter]
 		if !ok {
 			if all {
 				continue
 			}
-			q.fields = append(q.fields, field{width: width, right: right, suffix: "%" + tok})
-			q.errorf("Invalid job format specification: %c", letter)
+			q.fields = append(q.fields, field{width: it.Width, right: it.Right, suffix: "%" + it.Text})
+			q.errorf("Invalid job format specification: %c", it.Letter)
 			continue
 		}
-		q.fields = append(q.fields, field{width: width, right: right, suffix: suffix,
+		q.fields = append(q.fields, field{width: it.Width, right: it.Right, suffix: it.Suffix,
 			header: def.header, headerNoCut: def.headerNoCut, print: def.print})
 	}
-}
-
-// parseToken splits "[.][width]letter[suffix]".
-func parseToken(tok string) (right bool, width int, letter byte, suffix string) {
-	i := 0
-	if tok[0] == '.' {
-		right = true
-		i++
-	}
-	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-		width = width*10 + int(tok[i]-'0')
-		i++
-	}
-	if i < len(tok) {
-		letter = tok[i]
-		i++
-	}
-	return right, width, letter, tok[i:]
 }
 
 // parseLongFormat builds the fields of a -O format.
 func (q *squeue) parseLongFormat(format string) {
 	q.fields = nil
 	longs := q.longFields()
-	for _, tok := range strings.Split(format, ",") {
-		if tok == "" {
-			continue
-		}
-		name, spec, hasSpec := strings.Cut(tok, ":")
-		right, width, suffix := false, 20, ""
-		if hasSpec {
-			if strings.HasPrefix(spec, ".") {
-				right = true
-				spec = spec[1:]
-			}
-			n, rest := strtol(spec)
-			width, suffix = int(int32(n)), rest
-		}
+	for _, it := range sc.ParseLongFormat(format) {
+		name := it.Name
 		def, ok := longs[strings.ToLower(name)]
 		if !ok && len(name) >= 7 && strings.EqualFold(name[:7], "numtask") {
 			def, ok = longs["numtasks"]
 		}
 		if !ok {
-			q.fields = append(q.fields, field{width: width, right: right, suffix: suffix})
+			q.fields = append(q.fields, field{width: it.Width, right: it.Right, suffix: it.Suffix})
 			q.errorf("Invalid job format specification: %s", name)
 			continue
 		}
-		q.fields = append(q.fields, field{width: width, right: right, suffix: suffix,
+		q.fields = append(q.fields, field{width: it.Width, right: it.Right, suffix: it.Suffix,
 			header: def.header, headerNoCut: def.headerNoCut, print: def.print})
 	}
 }

@@ -30,15 +30,15 @@ type stepField struct {
 
 func (q *squeue) buildStepList(v string) []stepSel {
 	var out []stepSel
-	for _, step := range splitList(v) {
+	for _, step := range sc.SplitList(v) {
 		jobPart, stepPart, found := strings.Cut(step, ".")
 		if jobPart == "" {
 			break
 		}
-		id, rest := strtol(jobPart)
+		id, rest := sc.Strtol(jobPart)
 		arr := uint32(sc.NoVal)
 		if strings.HasPrefix(rest, "_") {
-			a, _ := strtol(rest[1:])
+			a, _ := sc.Strtol(rest[1:])
 			arr = uint32(int32(a))
 		}
 		if !found {
@@ -46,7 +46,7 @@ func (q *squeue) buildStepList(v string) []stepSel {
 			q.exit(1)
 		}
 		stepPart, _, _ = strings.Cut(stepPart, ".")
-		sid, _ := strtol(stepPart)
+		sid, _ := sc.Strtol(stepPart)
 		if int32(id) <= 0 || int32(sid) < 0 {
 			q.errorf("Invalid job_step id: %s.%s", jobPart, stepPart)
 			q.exit(1)
@@ -195,42 +195,21 @@ func (q *squeue) stepDefs() (map[byte]stepField, map[string]stepField) {
 func (q *squeue) parseStepFormat(format string) {
 	q.stepFields = nil
 	letters, _ := q.stepDefs()
-	rest := format
-	if i := strings.IndexByte(format, '%'); i != 0 {
-		if i < 0 {
-			i = len(format)
-		}
-		q.stepFields = append(q.stepFields, stepField{prefix: true, suffix: format[:i]})
-		rest = format[i:]
+	prefix, hasPrefix, items, all := sc.ParseFormat(format, "")
+	if hasPrefix {
+		q.stepFields = append(q.stepFields, stepField{prefix: true, suffix: prefix})
 	}
-	all := false
-	if strings.EqualFold(format, "%all") {
-		var b strings.Builder
-		b.WriteString("%a")
-		for c := 'b'; c <= 'z'; c++ {
-			b.WriteString("|%" + string(c))
-		}
-		for c := 'A'; c <= 'Z'; c++ {
-			b.WriteString("|%" + string(c))
-		}
-		rest, all = b.String(), true
-		q.stepFields = nil
-	}
-	for _, tok := range strings.Split(rest, "%") {
-		if tok == "" {
-			continue
-		}
-		right, width, letter, suffix := parseToken(tok)
-		def, ok := letters[letter]
+	for _, it := range items {
+		def, ok := letters[it.Letter]
 		if !ok {
 			if all {
 				continue
 			}
-			q.stepFields = append(q.stepFields, stepField{width: width, right: right, suffix: "%" + tok})
-			q.errorf("Invalid job step format specification: %c", letter)
+			q.stepFields = append(q.stepFields, stepField{width: it.Width, right: it.Right, suffix: "%" + it.Text})
+			q.errorf("Invalid job step format specification: %c", it.Letter)
 			continue
 		}
-		def.width, def.right, def.suffix = width, right, suffix
+		def.width, def.right, def.suffix = it.Width, it.Right, it.Suffix
 		q.stepFields = append(q.stepFields, def)
 	}
 }
@@ -238,21 +217,8 @@ func (q *squeue) parseStepFormat(format string) {
 func (q *squeue) parseStepLongFormat(format string) {
 	q.stepFields = nil
 	_, longs := q.stepDefs()
-	for _, tok := range strings.Split(format, ",") {
-		if tok == "" {
-			continue
-		}
-		name, spec, hasSpec := strings.Cut(tok, ":")
-		right, width, suffix := false, 20, ""
-		if hasSpec {
-			if strings.HasPrefix(spec, ".") {
-				right = true
-				spec = spec[1:]
-			}
-			n, rest := strtol(spec)
-			width, suffix = int(int32(n)), rest
-		}
-		lname := strings.ToLower(name)
+	for _, it := range sc.ParseLongFormat(format) {
+		lname := strings.ToLower(it.Name)
 		def, ok := longs[lname]
 		switch {
 		case ok:
@@ -262,11 +228,11 @@ func (q *squeue) parseStepLongFormat(format string) {
 			def, ok = longs["numtasks"], true
 		}
 		if !ok {
-			q.stepFields = append(q.stepFields, stepField{width: width, right: right, suffix: suffix})
-			q.errorf("Invalid job step format specification: %s", name)
+			q.stepFields = append(q.stepFields, stepField{width: it.Width, right: it.Right, suffix: it.Suffix})
+			q.errorf("Invalid job step format specification: %s", it.Name)
 			continue
 		}
-		def.width, def.right, def.suffix = width, right, suffix
+		def.width, def.right, def.suffix = it.Width, it.Right, it.Suffix
 		q.stepFields = append(q.stepFields, def)
 	}
 }

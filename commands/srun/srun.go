@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -17,15 +16,9 @@ import (
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
 	"github.com/goslurm/goslurm/commands/internal/launch"
-	"github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
-	"github.com/goslurm/goslurm/protocol/pack"
-	"github.com/goslurm/goslurm/protocol/slurmerr"
-	"golang.org/x/sys/unix"
 )
-
-const version = "slurm 22.05.8"
 
 // procIO is the process's environment, injectable for tests.
 type procIO struct {
@@ -61,15 +54,7 @@ func run(args []string, pio *procIO) int {
 		}
 	}
 	code, err := s.main(args)
-	if err != nil {
-		var ee *jobopt.ExitError
-		if errors.As(err, &ee) {
-			return ee.Code
-		}
-		s.log.Errorf("%v", err)
-		return s.errorExit
-	}
-	return code
+	return launch.ExitStatus(code, err, s.log, s.errorExit)
 }
 
 // custom handles srun's own options.
@@ -115,39 +100,13 @@ func (s *srun) custom(name, arg string, has bool) error {
 }
 
 func (s *srun) main(args []string) (int, error) {
-	conn, err := slurmcli.Dial(s.env.Lookup)
+	cli := launch.CLI{Cmd: jobopt.Srun, EnvTable: jobopt.SrunEnv, Usage: usageText, Custom: s.custom,
+		Log: s.log, Env: s.env, Stdout: s.io.stdout, Stderr: s.io.stderr, Cwd: s.io.cwd, Now: s.io.now}
+	ctl, o, operands, err := cli.Parse(args)
 	if err != nil {
-		s.log.Fatalf("Could not establish a configuration source")
-		return 1, nil
-	}
-	conn.Prog, conn.Log = "srun", s.io.stderr
-	o := jobopt.NewOpts(jobopt.Srun, s.log)
-	o.Getenv = s.env.Lookup
-	o.Now = s.io.now
-	o.Cwd = s.io.cwd
-	o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
-	o.Reset(true)
-	o.AllowSpecResources = conn.Conf.AllowSpecResourcesUsage
-	o.Custom = s.custom
-	if err := o.ApplyEnv(jobopt.SrunEnv); err != nil {
 		return 0, err
 	}
-	n, err := o.ParseArgs(args, jobopt.FromCLI, false, s.io.stderr)
-	switch {
-	case errors.Is(err, jobopt.ErrHelp), errors.Is(err, jobopt.ErrUsage):
-		fmt.Fprint(s.io.stdout, usageText)
-		return 0, nil
-	case errors.Is(err, jobopt.ErrVersion):
-		fmt.Fprintln(s.io.stdout, version)
-		return 0, nil
-	case err != nil:
-		return 0, err
-	}
-	s.log.Verbose = o.Verbose - o.Quiet
-	if err := o.ValidateCommon(); err != nil {
-		return 0, err
-	}
-	argv := append([]string(nil), args[n:]...)
+	argv := append([]string(nil), operands...)
 	if len(argv) == 0 {
 		s.log.Fatalf("No command given to execute.")
 		return s.errorExit, nil
@@ -160,7 +119,6 @@ func (s *srun) main(args []string) (int, error) {
 		}
 		argv = append([]string{argv[0], string(data)}, argv[1:]...)
 	}
-	ctl := &launch.Ctl{Conn: conn, Log: s.log}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -185,13 +143,10 @@ func (s *srun) main(args []string) (int, error) {
 	ownAlloc := jobID == 0
 	if ownAlloc {
 		alloc, err = s.allocate(ctx, ctl, o, argv, submitLine, sigs)
-		if alloc == nil {
-			return s.errorExit, nil
-		}
-		defer alloc.Close()
 		if err != nil {
 			return s.errorExit, nil
 		}
+		defer alloc.Close()
 	} else {
 		alloc, err = ctl.ExistingAllocation(ctx, jobID)
 		if err != nil {
@@ -226,7 +181,7 @@ func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, ar
 	if o.CPUsSet && o.PnMinCPUs < o.CPUsPerTask {
 		o.PnMinCPUs = o.CPUsPerTask
 	}
-	desc, err := o.CreateJobDesc(submitLine)
+	desc, err := ctl.JobDesc(o, submitLine)
 	if err != nil {
 		return nil, err
 	}
@@ -238,53 +193,28 @@ func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, ar
 			desc.MinNodes = uint32(len(hosts))
 		}
 	}
-	desc.OriginCluster = nstr(ctl.Conn.Conf.ClusterName)
 	desc.WaitAllNodes = 1
 	desc.Argv = nil
 	for _, a := range argv {
 		desc.Argv = append(desc.Argv, msg.Str(a))
 	}
 	desc.UserID, desc.GroupID = uint32(os.Getuid()), uint32(os.Getgid())
-	if sid, err := unix.Getsid(0); err == nil {
-		desc.AllocSID = uint32(sid)
-	}
-	desc.WorkDir = msg.Str(o.Chdir)
-	desc.SetDefaultBits()
-	actx, stop := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-sigs:
-			stop()
-		case <-actx.Done():
-		}
-	}()
-	pending := false
-	a, err := ctl.Allocate(actx, desc, launch.AllocHooks{Pending: func(id uint32) {
-		pending = true
-		s.log.Infof("job %d queued and waiting for resources", id)
-	}})
-	stop()
+	a, err := ctl.AllocateInteractive(ctx, desc, sigs, nil, launch.AllocHooks{})
 	if err != nil {
-		if a != nil {
-			// Interrupted while pending: the job goes away with us.
-			a.Release(context.Background(), pack.NoVal)
-			s.log.Errorf("Job allocation %d has been revoked", a.JobID)
-			return a, err
-		}
-		if o.Immediate != 0 && slurmerr.Code(err) == slurmerr.ESLURM_NODES_BUSY {
+		var ie *launch.InterruptedError
+		if errors.As(err, &ie) {
+			// Interrupted while pending: the job went away with us.
+			s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
+		} else {
 			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
-			return nil, err
 		}
-		s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
 		return nil, err
-	}
-	if pending {
-		s.log.Infof("job %d has been allocated resources", a.JobID)
 	}
 	if c := ctl.Conn.Conf; c.SuspendTimeout != 0 && c.ResumeTimeout != 0 {
 		if err := a.WaitReady(ctx, nil); err != nil {
 			s.log.Errorf("Job allocation %d has been revoked.", a.JobID)
-			return a, err
+			a.Close()
+			return nil, err
 		}
 	}
 	return a, nil

@@ -179,15 +179,7 @@ func (s *srun) taskEnv(ctl *launch.Ctl, o *jobopt.Opts, alloc *launch.Allocation
 			set("SLURM_JOB_NAME", *o.JobName)
 		}
 		set("SLURM_JOB_CPUS_PER_NODE", alloc.CPUsPerNodeString())
-		if alloc.Account.Value != "" {
-			set("SLURM_JOB_ACCOUNT", alloc.Account.Value)
-		}
-		if alloc.QOS.Value != "" {
-			set("SLURM_JOB_QOS", alloc.QOS.Value)
-		}
-		if alloc.ResvName.Value != "" {
-			set("SLURM_JOB_RESERVATION", alloc.ResvName.Value)
-		}
+		alloc.SetAssocEnv(set)
 		set("SLURM_JOB_PARTITION", alloc.Partition.Value)
 		set("SLURM_JOB_NUM_NODES", strconv.Itoa(int(alloc.NodeCnt)))
 		set("SLURM_JOB_NODELIST", alloc.NodeList.Value)

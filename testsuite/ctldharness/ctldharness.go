@@ -15,8 +15,6 @@ import (
 	crand "crypto/rand"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -30,6 +28,7 @@ import (
 
 	"github.com/goslurm/goslurm/credential/munge/mungetest"
 	"github.com/goslurm/goslurm/testsuite/oracle"
+	"github.com/goslurm/goslurm/testsuite/realslurm"
 )
 
 // Options configure the cluster.
@@ -78,7 +77,7 @@ type Cluster struct {
 
 	tb    testing.TB
 	opts  Options
-	procs []*proc
+	procs []*realslurm.Proc
 	locks []io.Closer
 }
 
@@ -88,34 +87,15 @@ type Node struct {
 	Port int
 }
 
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
 // RealSbin returns the path of a real Slurm daemon, skipping the test
 // when it is not installed (failing it under GOSLURM_REQUIRE_ORACLE=1).
 func RealSbin(tb testing.TB, name string) string {
 	tb.Helper()
-	if d := os.Getenv(oracle.DirEnv); d != "" {
-		if p := filepath.Join(d, name); isExec(p) {
-			return p
-		}
+	p, err := realslurm.FindSbin(name)
+	if err != nil {
+		oracle.Unavailable(tb, "real Slurm daemon "+name+" not found")
 	}
-	for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/sbin"} {
-		if p := filepath.Join(d, name); isExec(p) {
-			return p
-		}
-	}
-	oracle.Unavailable(tb, "real Slurm daemon "+name+" not found")
-	return ""
-}
-
-func isExec(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+	return p
 }
 
 // New writes the configuration and starts munged; no Slurm daemon runs yet.
@@ -155,7 +135,7 @@ func New(tb testing.TB, opts Options) *Cluster {
 	}
 	c := &Cluster{Dir: dir, Munge: md, User: u.Username, tb: tb, opts: opts}
 	tb.Cleanup(c.cleanup)
-	ports, locks, err := freePorts(1 + opts.Nodes)
+	ports, locks, err := realslurm.FreePorts(1 + opts.Nodes)
 	c.locks = locks
 	if err != nil {
 		tb.Fatal(err)
@@ -355,16 +335,16 @@ func (c *Cluster) Start(ctld string, args ...string) {
 // Stop terminates every daemon (slurmds first) with SIGTERM, then SIGKILL
 // after 10 s.
 func (c *Cluster) Stop() {
-	var ctld, rest []*proc
+	var ctld, rest []*realslurm.Proc
 	for _, p := range c.procs {
-		if p.name == "slurmctld" {
+		if p.Name() == "slurmctld" {
 			ctld = append(ctld, p)
 		} else {
 			rest = append(rest, p)
 		}
 	}
-	stopAll(rest)
-	stopAll(ctld)
+	realslurm.StopProcs(rest)
+	realslurm.StopProcs(ctld)
 	c.procs = nil
 	// A controller built with -race reports on its standard error.
 	if b, err := os.ReadFile(filepath.Join(c.Dir, "log", "slurmctld.stdout")); err == nil && bytes.Contains(b, []byte("WARNING: DATA RACE")) {
@@ -375,8 +355,8 @@ func (c *Cluster) Stop() {
 // StopNode terminates one node's slurmd.
 func (c *Cluster) StopNode(name string) {
 	for i, p := range c.procs {
-		if p.name == "slurmd-"+name {
-			stopAll([]*proc{p})
+		if p.Name() == "slurmd-"+name {
+			realslurm.StopProcs([]*realslurm.Proc{p})
 			c.procs = append(c.procs[:i], c.procs[i+1:]...)
 			return
 		}
@@ -396,9 +376,9 @@ func (c *Cluster) StartNode(name string) {
 // "slurmd-n1", ...) was started and has exited.
 func (c *Cluster) Exited(name string) bool {
 	for _, p := range c.procs {
-		if p.name == name {
+		if p.Name() == name {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				return true
 			default:
 				return false
@@ -411,9 +391,9 @@ func (c *Cluster) Exited(name string) bool {
 // WaitExit waits up to timeout for the daemon called name to exit.
 func (c *Cluster) WaitExit(name string, timeout time.Duration) bool {
 	for _, p := range c.procs {
-		if p.name == name {
+		if p.Name() == name {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				return true
 			case <-time.After(timeout):
 				return false
@@ -426,8 +406,8 @@ func (c *Cluster) WaitExit(name string, timeout time.Duration) bool {
 // Ctld returns the running controller process (nil when none runs).
 func (c *Cluster) Ctld() *os.Process {
 	for _, p := range c.procs {
-		if p.name == "slurmctld" {
-			return p.cmd.Process
+		if p.Name() == "slurmctld" {
+			return p.Process()
 		}
 	}
 	return nil
@@ -436,8 +416,8 @@ func (c *Cluster) Ctld() *os.Process {
 // CtldDone is closed when the controller exits.
 func (c *Cluster) CtldDone() <-chan struct{} {
 	for _, p := range c.procs {
-		if p.name == "slurmctld" {
-			return p.done
+		if p.Name() == "slurmctld" {
+			return p.Done()
 		}
 	}
 	ch := make(chan struct{})
@@ -445,43 +425,11 @@ func (c *Cluster) CtldDone() <-chan struct{} {
 	return ch
 }
 
-func stopAll(ps []*proc) {
-	for _, p := range ps {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	}
-	deadline := time.After(10 * time.Second)
-	for _, p := range ps {
-		select {
-		case <-p.done:
-		case <-deadline:
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
-	for _, p := range ps {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
-
-func (c *Cluster) launch(name, bin string, args ...string) (*proc, error) {
-	out, err := os.OpenFile(filepath.Join(c.Dir, "log", name+".stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (c *Cluster) launch(name, bin string, args ...string) (*realslurm.Proc, error) {
+	p, err := realslurm.StartProc(name, bin, args, c.Env(), c.Dir, filepath.Join(c.Dir, "log", name+".stdout"))
 	if err != nil {
 		return nil, err
 	}
-	defer out.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = c.Env()
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	c.procs = append(c.procs, p)
 	return p, nil
 }
@@ -543,37 +491,12 @@ func (c *Cluster) Poll(timeout time.Duration, ready func() bool) error {
 }
 
 func (c *Cluster) poll(ctx context.Context, ready func() bool) error {
-	for {
-		if ready() {
-			return nil
-		}
-		for _, p := range c.procs {
-			select {
-			case <-p.done:
-				return fmt.Errorf("%s exited: %v", p.name, p.err)
-			default:
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return realslurm.PollProcs(ctx, c.procs, ready)
 }
 
 // Logs returns every daemon log and output, each under a heading.
 func (c *Cluster) Logs() string {
-	var b strings.Builder
-	files, _ := filepath.Glob(filepath.Join(c.Dir, "log", "*"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil || len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "==== %s ====\n%s\n", filepath.Base(f), bytes.TrimRight(data, "\n"))
-	}
-	return b.String()
+	return realslurm.LogFiles(filepath.Join(c.Dir, "log"))
 }
 
 func (c *Cluster) cleanup() {
@@ -588,54 +511,13 @@ func (c *Cluster) cleanup() {
 	_ = os.RemoveAll(c.Dir)
 }
 
-// freePorts reserves n free TCP ports below the ephemeral range (an
-// abstract unix socket per port keeps parallel tests apart), as
-// testsuite/realslurm does.
-func freePorts(n int) ([]int, []io.Closer, error) {
-	lo, hi := 20000, 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil && v-lo >= 1000 {
-				hi = v
-			}
-		}
-	}
-	var ports []int
-	var locks []io.Closer
-	seen := map[int]bool{}
-	for tries := 0; len(ports) < n; tries++ {
-		if tries > 2000 {
-			return ports, locks, fmt.Errorf("no free TCP ports in [%d,%d)", lo, hi)
-		}
-		p := lo + rand.IntN(hi-lo)
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		lock, err := net.Listen("unix", "@goslurm-realslurm-port-"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		l, err := net.Listen("tcp4", "0.0.0.0:"+strconv.Itoa(p))
-		if err != nil {
-			lock.Close()
-			continue
-		}
-		l.Close()
-		ports = append(ports, p)
-		locks = append(locks, lock)
-	}
-	return ports, locks, nil
-}
-
 // KillCtld kills the controller with SIGKILL (a crash: nothing is flushed
 // or closed by it) and waits until it is gone. The slurmd nodes keep
 // running.
 func (c *Cluster) KillCtld() {
 	for i, p := range c.procs {
-		if p.name == "slurmctld" {
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
+		if p.Name() == "slurmctld" {
+			p.Kill()
 			c.procs = append(c.procs[:i], c.procs[i+1:]...)
 			return
 		}
@@ -645,8 +527,8 @@ func (c *Cluster) KillCtld() {
 // StopCtld stops the controller alone (SIGTERM, SIGKILL after 10 s).
 func (c *Cluster) StopCtld() {
 	for i, p := range c.procs {
-		if p.name == "slurmctld" {
-			stopAll([]*proc{p})
+		if p.Name() == "slurmctld" {
+			realslurm.StopProcs([]*realslurm.Proc{p})
 			c.procs = append(c.procs[:i], c.procs[i+1:]...)
 			return
 		}
@@ -674,21 +556,5 @@ func (c *Cluster) StartCtld(ctld string, args ...string) {
 // outlives slurmd. They all have the cluster's SLURM_CONF in their
 // environment or a working directory in the cluster's.
 func (c *Cluster) killStrays() {
-	marker := []byte("SLURM_CONF=" + c.Conf)
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	self := os.Getpid()
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || pid == self {
-			continue
-		}
-		cwd, _ := os.Readlink(filepath.Join(d, "cwd"))
-		stray := cwd == c.Dir || strings.HasPrefix(cwd, c.Dir+"/")
-		if env, err := os.ReadFile(filepath.Join(d, "environ")); err == nil && !stray {
-			stray = slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, marker) })
-		}
-		if stray {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	realslurm.KillStrays("SLURM_CONF="+c.Conf, c.Dir)
 }

@@ -14,8 +14,10 @@ import (
 // errNoPorts is returned when no free port could be reserved.
 var errNoPorts = errors.New("realslurm: no free TCP ports")
 
-// freePorts reserves n distinct TCP ports that nothing listens on, and
+// FreePorts reserves n distinct TCP ports that nothing listens on, and
 // returns them with the reservations, to be closed when the cluster is gone.
+// testsuite/ctldharness uses it too, so its clusters and these never pick
+// the same ports.
 //
 // The daemons need port numbers in their configuration before they bind, so
 // a port cannot be handed over already bound. To keep the window small and
@@ -31,7 +33,7 @@ var errNoPorts = errors.New("realslurm: no free TCP ports")
 //
 // A clash with some unrelated program is still possible; Start retries with
 // fresh ports when a daemon reports "Address already in use".
-func freePorts(n int) ([]int, []io.Closer, error) {
+func FreePorts(n int) ([]int, []io.Closer, error) {
 	lo, hi := 20000, ephemeralLow()
 	if hi-lo < 1000 {
 		lo, hi = 10000, 65000
@@ -63,6 +65,9 @@ func freePorts(n int) ([]int, []io.Closer, error) {
 	}
 	return ports, locks, nil
 }
+
+// freePorts is FreePorts under the name the package's tests use.
+var freePorts = FreePorts
 
 // ephemeralLow returns the start of the kernel's ephemeral port range.
 func ephemeralLow() int {

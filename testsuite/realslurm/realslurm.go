@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,16 +77,9 @@ type Cluster struct {
 	tb      testing.TB
 	bins    map[string]string
 	marker  string
-	procs   []*proc
+	procs   []*Proc
 	locks   []io.Closer
 	stopped bool
-}
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
 }
 
 // CtldAddr returns "host:port" of the controller.
@@ -126,7 +118,7 @@ func Start(tb testing.TB, opts Options) *Cluster {
 	}
 	bins := map[string]string{}
 	for _, name := range []string{"slurmctld", "slurmd"} {
-		p, err := findSbin(name)
+		p, err := FindSbin(name)
 		if err != nil {
 			oracle.Unavailable(tb, err.Error())
 		}
@@ -168,14 +160,15 @@ func Start(tb testing.TB, opts Options) *Cluster {
 	}
 }
 
-func findSbin(name string) (string, error) {
+// FindSbin returns the path of a real Slurm daemon: in the oracle
+// directory (testsuite/oracle's DirEnv) when set, else in the usual sbin
+// directories.
+func FindSbin(name string) (string, error) {
+	var dirs []string
 	if d := os.Getenv(oracle.DirEnv); d != "" {
-		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
+		dirs = append(dirs, d)
 	}
-	for _, d := range []string{"/usr/sbin", "/usr/local/sbin", "/sbin"} {
+	for _, d := range append(dirs, "/usr/sbin", "/usr/local/sbin", "/sbin") {
 		p := filepath.Join(d, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			return p, nil
@@ -202,7 +195,7 @@ func (c *Cluster) start(opts Options) error {
 	}
 	c.marker = "GOSLURM_REALSLURM_ID=" + filepath.Base(dir)
 
-	ports, locks, err := freePorts(1 + opts.Nodes)
+	ports, locks, err := FreePorts(1 + opts.Nodes)
 	c.locks = locks
 	if err != nil {
 		return err
@@ -235,11 +228,10 @@ func (c *Cluster) start(opts Options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
 	t0 := time.Now()
-	ctld, err := c.launch("slurmctld", c.bins["slurmctld"], "-D", "-c", "-i", "-f", c.Conf)
-	if err != nil {
+	if _, err := c.launch("slurmctld", c.bins["slurmctld"], "-D", "-c", "-i", "-f", c.Conf); err != nil {
 		return err
 	}
-	if err := c.poll(ctx, ctld, func() bool {
+	if err := c.poll(ctx, func() bool {
 		out, err := c.run(ctx, "scontrol", "ping")
 		return err == nil && strings.Contains(out, "is UP")
 	}); err != nil {
@@ -256,7 +248,7 @@ func (c *Cluster) start(opts Options) error {
 		}
 	}
 	var last string
-	if err := c.poll(ctx, nil, func() bool {
+	if err := c.poll(ctx, func() bool {
 		out, err := c.run(ctx, "sinfo", "-h", "-N", "-o", "%N %T")
 		if err != nil {
 			return false
@@ -351,53 +343,21 @@ func (c *Cluster) Node(name string) *Node {
 // the other logs when the test fails), stopped with the slurmds by Stop.
 // The returned Proc tells when it exits.
 func (c *Cluster) Launch(name, bin string, env []string, args ...string) (*Proc, error) {
-	p, err := c.launchEnv(name, bin, env, args...)
-	if err != nil {
-		return nil, err
-	}
-	return &Proc{p: p}, nil
+	return c.launchEnv(name, bin, env, args...)
 }
-
-// Proc is a process started by Launch.
-type Proc struct{ p *proc }
-
-// Pid returns the process id.
-func (p *Proc) Pid() int { return p.p.cmd.Process.Pid }
-
-// Done is closed when the process has exited.
-func (p *Proc) Done() <-chan struct{} { return p.p.done }
-
-// Err is the process's exit error, valid once Done is closed.
-func (p *Proc) Err() error { return p.p.err }
-
-// Signal sends sig to the process.
-func (p *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(p.p.cmd.Process.Pid, sig) }
 
 // launch starts a daemon in its own process group, its stdout and stderr
 // going to log/<name>.stdout.
-func (c *Cluster) launch(name, bin string, args ...string) (*proc, error) {
+func (c *Cluster) launch(name, bin string, args ...string) (*Proc, error) {
 	return c.launchEnv(name, bin, nil, args...)
 }
 
-func (c *Cluster) launchEnv(name, bin string, env []string, args ...string) (*proc, error) {
-	out, err := os.OpenFile(filepath.Join(c.Dir, "log", name+".stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (c *Cluster) launchEnv(name, bin string, env []string, args ...string) (*Proc, error) {
+	p, err := StartProc(name, bin, args, append(append(c.Env(), c.marker), env...),
+		c.Dir, filepath.Join(c.Dir, "log", name+".stdout"))
 	if err != nil {
 		return nil, err
 	}
-	defer out.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(append(c.Env(), c.marker), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	c.procs = append(c.procs, p)
 	return p, nil
 }
@@ -429,26 +389,10 @@ func (c *Cluster) Command(ctx context.Context, name string, args ...string) *exe
 	return cmd
 }
 
-// poll calls ready every 100 ms until it returns true, ctx ends, or watch
-// (if not nil) exits.
-func (c *Cluster) poll(ctx context.Context, watch *proc, ready func() bool) error {
-	for {
-		if ready() {
-			return nil
-		}
-		for _, p := range c.procs {
-			select {
-			case <-p.done:
-				return fmt.Errorf("%s exited: %v", p.name, p.err)
-			default:
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+// poll calls ready every 100 ms until it returns true, ctx ends, or any
+// daemon exits.
+func (c *Cluster) poll(ctx context.Context, ready func() bool) error {
+	return PollProcs(ctx, c.procs, ready)
 }
 
 // Logs returns every daemon log and captured output, each under a heading.
@@ -456,19 +400,11 @@ func (c *Cluster) Logs() string {
 	if c.Dir == "" {
 		return ""
 	}
-	var b strings.Builder
-	files, _ := filepath.Glob(filepath.Join(c.Dir, "log", "*"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil || len(bytes.TrimSpace(data)) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "==== %s ====\n%s\n", filepath.Base(f), bytes.TrimRight(data, "\n"))
-	}
+	logs := LogFiles(filepath.Join(c.Dir, "log"))
 	if conf, err := os.ReadFile(c.Conf); err == nil {
-		fmt.Fprintf(&b, "==== slurm.conf ====\n%s", conf)
+		logs += fmt.Sprintf("==== slurm.conf ====\n%s", conf)
 	}
-	return b.String()
+	return logs
 }
 
 // Log returns one daemon's log file ("slurmctld" or a node name).
@@ -490,8 +426,8 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopped = true
-	var ctld []*proc
-	var slurmds []*proc
+	var ctld []*Proc
+	var slurmds []*Proc
 	for _, p := range c.procs {
 		if p.name == "slurmctld" {
 			ctld = append(ctld, p)
@@ -499,28 +435,9 @@ func (c *Cluster) Stop() {
 			slurmds = append(slurmds, p)
 		}
 	}
-	stopAll(slurmds)
-	stopAll(ctld)
+	StopProcs(slurmds)
+	StopProcs(ctld)
 	c.killStrays()
-}
-
-func stopAll(ps []*proc) {
-	for _, p := range ps {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	}
-	deadline := time.After(10 * time.Second)
-	for _, p := range ps {
-		select {
-		case <-p.done:
-		case <-deadline:
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-	}
-	// Anything left in the groups (children that outlived the leader).
-	for _, p := range ps {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
 }
 
 // killStrays SIGKILLs processes that carry this cluster's marker in their
@@ -529,24 +446,7 @@ func (c *Cluster) killStrays() {
 	if c.marker == "" {
 		return
 	}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	self := os.Getpid()
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if string(kv) == c.marker {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-		}
-	}
+	KillStrays(c.marker, "")
 }
 
 func (c *Cluster) release() {
