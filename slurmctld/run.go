@@ -124,6 +124,9 @@ func run(cli *CLI, stderr io.Writer) int {
 		return fatal("%v", err)
 	}
 	defer closeState()
+	if err := recoverFull(cli, cfg, ctl, log); err != nil {
+		return fatal("%v", err)
+	}
 	srv := &server.Server{
 		Auth: authn, Handler: ctl, Codec: cd,
 		Timeout: cfg.MessageTimeout,
@@ -183,6 +186,30 @@ func run(cli *CLI, stderr io.Writer) int {
 	bg.Wait()
 	log.Info("Slurmctld shutdown completing")
 	return 0
+}
+
+// recoverFull is -R: the saved partitions and node records replace what
+// slurm.conf says (the default start, in openJobs, kept only the DOWN,
+// DRAIN and FAIL node states, reasons, comments and extras).
+func recoverFull(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, log *slog.Logger) error {
+	if !cli.Recover || cli.Clear {
+		return nil
+	}
+	path := filepath.Join(cfg.Conf.StateSaveLocation, nodeStateName)
+	st, err := ctld.ReadSavedState(path)
+	if err != nil {
+		if cli.Ignore {
+			log.Error(fmt.Sprintf("node and partition state recovery: %v", err))
+			return nil
+		}
+		return fmt.Errorf("node and partition state recovery: %w (start with -i to skip it)", err)
+	}
+	if st == nil {
+		log.Info(fmt.Sprintf("No node state file (%s) to recover", path))
+		return nil
+	}
+	ctl.RecoverFull(st)
+	return nil
 }
 
 func sigName(s os.Signal) string {

@@ -132,19 +132,20 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(snap.Nodes) != len(c.nodes) || len(snap.Partitions) != len(c.parts) {
-			return nil, fmt.Errorf("ctld: scheduler view has %d nodes and %d partitions, the controller %d and %d",
-				len(snap.Nodes), len(snap.Partitions), len(c.nodes), len(c.parts))
+		if len(snap.Nodes) != len(c.nodes) {
+			return nil, fmt.Errorf("ctld: scheduler view has %d nodes, the controller %d", len(snap.Nodes), len(c.nodes))
 		}
-		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Partitions: snap.Partitions, Config: snap.Config}
+		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Config: snap.Config}
 		jc.clCfg = c.cfg
 	}
-	for i, n := range c.nodes {
-		jc.cl.Nodes[i].State = schedNodeState(n)
+	// Nodes and partitions as the controller holds them now (scontrol
+	// update changes both): part_sched.go.
+	c.schedNodes(jc.cl.Nodes)
+	parts, err := c.schedPartitions(jc.opts.Groups)
+	if err != nil {
+		return nil, err
 	}
-	for i, p := range c.parts {
-		jc.cl.Partitions[i].State = schedPartState(p.StateUp)
-	}
+	jc.cl.Partitions = parts
 	return jc.cl, nil
 }
 

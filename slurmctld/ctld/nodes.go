@@ -28,7 +28,8 @@ type Node struct {
 	RealMemory               uint64 // MB
 	TmpDisk                  uint32 // MB
 	Weight                   uint32
-	Features, Gres           string
+	Features, Gres           string // available features
+	FeaturesAct              string // active features (what jobs' constraints match)
 	Comment, Extra           string
 	CoreSpecCnt              uint16
 	CPUSpecList              string
@@ -52,6 +53,34 @@ type Node struct {
 	AllocMem                 uint64 // MB, set by the job manager
 	RunJobs, CompletingJobs  int    // set by the job manager
 	ProtocolVersion          uint16
+
+	schedFeatures []string // FeaturesAct split, for the scheduler's view
+	// actEmpty: the active features were set to "" (an empty string,
+	// reported as such, not as NULL).
+	actEmpty bool
+}
+
+// setFeatures sets the available and active features.
+func (n *Node) setFeatures(avail, active string) {
+	n.Features, n.FeaturesAct = avail, active
+	n.schedFeatures = splitFeatures(active)
+	n.actEmpty = false
+}
+
+// featuresActRecord is the active features as packed: NULL, or the
+// string (possibly empty).
+func (n *Node) featuresActRecord() msg.NullString {
+	if n.actEmpty {
+		return msg.Str("")
+	}
+	return optStr(n.FeaturesAct)
+}
+
+func splitFeatures(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // Base is the node's base state (IDLE, DOWN, ...).
@@ -120,12 +149,14 @@ func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
 			CPUs: nl.CPUs, Boards: nl.Boards, Sockets: nl.Sockets,
 			Cores: nl.CoresPerSocket, Threads: nl.ThreadsPerCore,
 			RealMemory: uint64(nl.RealMemory), TmpDisk: uint32(nl.TmpDisk),
-			Weight: nl.Weight, Features: strings.Join(nl.Features, ","),
+			Weight:      nl.Weight,
 			CoreSpecCnt: nl.CoreSpecCount, CPUSpecList: nl.CPUSpecList,
 			MemSpecLimit: uint64(nl.MemSpecLimit), CPUBind: nl.CpuBindFlags,
 			NextState: noVal, ReasonUID: noVal, Owner: noVal,
 			CPULoad: noVal, FreeMem: noVal64,
 		}
+		feat := strings.Join(nl.Features, ",")
+		n.setFeatures(feat, feat)
 		if n.Port == 0 {
 			n.Port = uint16(c.SlurmdPort)
 		}

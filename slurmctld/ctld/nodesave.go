@@ -10,10 +10,13 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 )
 
-// SavedNode is the part of a node's state that survives a restart of the
-// controller, as slurmctld's default recovery keeps it: DOWN, DRAIN and
-// FAIL with their reason. Everything else comes back from the node's
-// registration.
+// SavedNode is a node's state as the controller saves it. The default
+// start (slurmctld without -R) takes back what 22.05's does from it: DOWN,
+// DRAIN and FAIL with the reason for nodes slurm.conf leaves UNKNOWN, and
+// Comment and Extra where slurm.conf sets none. With -R it takes back the
+// state, reason, features (available and active), comment, extra and
+// CpuBind (RecoverFull). Everything else comes back from the node's
+// registration or from slurm.conf.
 type SavedNode struct {
 	Name       string `json:"name"`
 	Down       bool   `json:"down,omitempty"`
@@ -22,32 +25,52 @@ type SavedNode struct {
 	Reason     string `json:"reason,omitempty"`
 	ReasonTime int64  `json:"reason_time,omitempty"`
 	ReasonUID  uint32 `json:"reason_uid,omitempty"`
+
+	// Version 2.
+	State       uint32 `json:"state,omitempty"`
+	Features    string `json:"features,omitempty"`
+	FeaturesAct string `json:"features_act,omitempty"`
+	// FeaturesActEmpty: FeaturesAct is an empty string, not NULL.
+	FeaturesActEmpty bool   `json:"features_act_empty,omitempty"`
+	Comment          string `json:"comment,omitempty"`
+	Extra            string `json:"extra,omitempty"`
+	CPUBind          uint32 `json:"cpu_bind,omitempty"`
+	// Weight is saved (as 22.05 saves its node record's weight) but not
+	// recovered: 22.05's -R keeps slurm.conf's weight (its saved value is
+	// the configured one).
+	Weight uint32 `json:"weight,omitempty"`
 }
 
-// nodeStateVersion is the format of the node state file.
-const nodeStateVersion = 1
-
-type nodeStateFile struct {
-	Version int         `json:"version"`
-	Nodes   []SavedNode `json:"nodes"`
+// SavedState is the node state file: the node and partition tables.
+type SavedState struct {
+	Version    int              `json:"version"`
+	Nodes      []SavedNode      `json:"nodes"`
+	Partitions []SavedPartition `json:"partitions,omitempty"`
 }
 
-// savedNodes lists the nodes whose state must survive a restart. Called
-// under the lock.
-func (c *Controller) savedNodes() []SavedNode {
-	var out []SavedNode
+// nodeStateVersion is the format of the node state file. Version 1 held
+// DOWN/DRAIN/FAIL nodes only; it is still read.
+const nodeStateVersion = 2
+
+// savedState is what the state file must hold now. Called under the lock.
+func (c *Controller) savedState() SavedState {
+	st := SavedState{Version: nodeStateVersion, Nodes: make([]SavedNode, 0, len(c.nodes))}
 	for _, n := range c.nodes {
-		s := SavedNode{Name: n.Name, Down: n.IsDown(), Drain: n.IsDrain(), Fail: n.IsFail()}
-		if !s.Down && !s.Drain && !s.Fail {
-			continue
-		}
-		s.Reason, s.ReasonTime, s.ReasonUID = n.Reason, n.ReasonTime, n.ReasonUID
-		out = append(out, s)
+		st.Nodes = append(st.Nodes, SavedNode{
+			Name: n.Name, Down: n.IsDown(), Drain: n.IsDrain(), Fail: n.IsFail(),
+			Reason: n.Reason, ReasonTime: n.ReasonTime, ReasonUID: n.ReasonUID,
+			State: n.State, Features: n.Features, FeaturesAct: n.FeaturesAct, FeaturesActEmpty: n.actEmpty,
+			Comment: n.Comment, Extra: n.Extra, CPUBind: n.CPUBind, Weight: n.Weight,
+		})
 	}
-	return out
+	for _, p := range c.parts {
+		st.Partitions = append(st.Partitions, savePartition(p))
+	}
+	return st
 }
 
-// RestoreNodes applies saved node states (at start-up, before serving).
+// RestoreNodes applies saved node states as slurmctld's default start
+// does (load_all_node_state with state_only), at start-up before serving.
 // Nodes no longer in the configuration are ignored.
 func (c *Controller) RestoreNodes(saved []SavedNode) {
 	c.mu.Lock()
@@ -57,22 +80,72 @@ func (c *Controller) RestoreNodes(saved []SavedNode) {
 		if n == nil {
 			continue
 		}
-		if s.Down {
-			n.State = msg.NodeStateDown | (n.State &^ msg.NodeStateBase)
+		if n.IsUnknown() {
+			if s.Down {
+				n.State = msg.NodeStateDown | (n.State &^ msg.NodeStateBase)
+			}
+			if s.Drain {
+				n.State |= msg.NodeStateDrain
+			}
+			if s.Fail {
+				n.State |= msg.NodeStateFail
+			}
 		}
-		if s.Drain {
-			n.State |= msg.NodeStateDrain
+		if n.Extra == "" {
+			n.Extra = s.Extra
 		}
-		if s.Fail {
-			n.State |= msg.NodeStateFail
+		if n.Comment == "" {
+			n.Comment = s.Comment
 		}
-		n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
+		if n.Reason == "" {
+			n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
+		}
 	}
 	c.lastNodeUpdate = c.now().Unix()
 }
 
-// ReadNodeState reads a node state file; a missing file is no saved state.
-func ReadNodeState(path string) ([]SavedNode, error) {
+// RecoverFull is slurmctld -R: the saved node and partition records
+// replace what slurm.conf says (load_all_node_state without state_only,
+// load_all_part_state). Saved partitions slurm.conf no longer has are
+// created again; saved nodes it no longer has are ignored. A version 1
+// file only held DOWN/DRAIN/FAIL nodes: it is applied as RestoreNodes.
+func (c *Controller) RecoverFull(st *SavedState) {
+	if st == nil {
+		return
+	}
+	if st.Version < 2 {
+		c.RestoreNodes(st.Nodes)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range st.Nodes {
+		n := c.nodeIndex[s.Name]
+		if n == nil {
+			c.log.Error(fmt.Sprintf("Node %s has vanished from configuration", s.Name))
+			continue
+		}
+		n.State = s.State
+		n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
+		n.Comment, n.Extra, n.CPUBind = s.Comment, s.Extra, s.CPUBind
+		if n.Features != s.Features {
+			c.log.Error(fmt.Sprintf("Node %s Features(%s) differ from slurm.conf", n.Name, s.Features))
+		}
+		n.setFeatures(s.Features, s.FeaturesAct)
+		n.actEmpty = s.FeaturesActEmpty && s.FeaturesAct == ""
+	}
+	for _, sp := range st.Partitions {
+		c.restorePartition(sp)
+	}
+	c.log.Info(fmt.Sprintf("Recovered state of %d partitions", len(st.Partitions)))
+	c.relinkPartitions()
+	now := c.now().Unix()
+	c.lastNodeUpdate, c.lastPartUpdate = now, now
+}
+
+// ReadSavedState reads the node state file; a missing file is no saved
+// state (nil).
+func ReadSavedState(path string) (*SavedState, error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -80,23 +153,50 @@ func ReadNodeState(path string) ([]SavedNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f nodeStateFile
+	var f SavedState
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if f.Version != nodeStateVersion {
+	if f.Version != 1 && f.Version != nodeStateVersion {
 		return nil, fmt.Errorf("%s: unsupported version %d", path, f.Version)
 	}
-	return f.Nodes, nil
+	return &f, nil
+}
+
+// savedNodes lists the DOWN, DRAIN and FAIL nodes (what a version 1
+// file held). Called under the lock.
+func (c *Controller) savedNodes() []SavedNode {
+	var out []SavedNode
+	for _, s := range c.savedState().Nodes {
+		if s.Down || s.Drain || s.Fail {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writeNodeState writes a state file holding these nodes only.
+func writeNodeState(path string, nodes []SavedNode) error {
+	data, err := json.Marshal(SavedState{Version: nodeStateVersion, Nodes: nodes})
+	if err != nil {
+		return err
+	}
+	return writeStateFile(path, data)
+}
+
+// ReadNodeState reads the nodes of a node state file; a missing file is no
+// saved state.
+func ReadNodeState(path string) ([]SavedNode, error) {
+	st, err := ReadSavedState(path)
+	if st == nil || err != nil {
+		return nil, err
+	}
+	return st.Nodes, nil
 }
 
 // writeNodeState replaces the node state file: new file, fsync, rename,
 // fsync of the directory.
-func writeNodeState(path string, nodes []SavedNode) error {
-	data, err := json.Marshal(nodeStateFile{Version: nodeStateVersion, Nodes: nodes})
-	if err != nil {
-		return err
-	}
+func writeStateFile(path string, data []byte) error {
 	tmp := path + ".new"
 	_ = os.Remove(tmp)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -125,20 +225,25 @@ func writeNodeState(path string, nodes []SavedNode) error {
 	return d.Sync()
 }
 
-// saveNodes writes the node state file when what it holds changed.
+// saveNodes writes the node state file (nodes and partitions) when what
+// it holds changed.
 func (c *Controller) saveNodes() {
 	jc := c.jobs
 	if jc.opts.NodeStateFile == "" {
 		return
 	}
 	c.mu.RLock()
-	nodes := c.savedNodes()
+	st := c.savedState()
 	c.mu.RUnlock()
-	data, _ := json.Marshal(nodes)
+	data, err := json.Marshal(st)
+	if err != nil {
+		c.log.Error(fmt.Sprintf("node state save: %v", err))
+		return
+	}
 	if jc.nodesSaved != nil && string(data) == string(jc.nodesSaved) {
 		return
 	}
-	if err := writeNodeState(jc.opts.NodeStateFile, nodes); err != nil {
+	if err := writeStateFile(jc.opts.NodeStateFile, data); err != nil {
 		c.log.Error(fmt.Sprintf("node state save: %v", err))
 		return
 	}

@@ -43,7 +43,7 @@ func (c *Controller) rpcStepInfoEmpty(_ context.Context, r *server.Request) *ser
 	return &server.Response{MsgType: msgtype.RESPONSE_JOB_STEP_INFO, Body: &msg.StepInfoMsg{LastUpdate: c.now().Unix()}}
 }
 
-// notYet are the RPCs of the job, step, partition-update and reservation
+// notYet are the RPCs of the job, step, node-creation and reservation
 // families this controller does not serve yet. They are answered
 // ESLURM_NOT_SUPPORTED ("Requested operation not supported on this
 // system"), which the real commands print, rather than EINVAL, which
@@ -56,8 +56,7 @@ var notYet = []msgtype.Type{
 	msgtype.REQUEST_JOB_ALLOCATION_INFO, msgtype.REQUEST_HET_JOB_ALLOC_INFO, msgtype.REQUEST_JOB_READY,
 	msgtype.REQUEST_COMPLETE_JOB_ALLOCATION, msgtype.REQUEST_STEP_COMPLETE, msgtype.REQUEST_COMPLETE_BATCH_SCRIPT,
 	msgtype.MESSAGE_EPILOG_COMPLETE, msgtype.REQUEST_TOP_JOB, msgtype.REQUEST_JOB_NOTIFY,
-	msgtype.REQUEST_UPDATE_JOB_STEP, msgtype.REQUEST_UPDATE_PARTITION, msgtype.REQUEST_CREATE_PARTITION,
-	msgtype.REQUEST_DELETE_PARTITION, msgtype.REQUEST_CREATE_NODE, msgtype.REQUEST_DELETE_NODE,
+	msgtype.REQUEST_UPDATE_JOB_STEP, msgtype.REQUEST_CREATE_NODE, msgtype.REQUEST_DELETE_NODE,
 	msgtype.REQUEST_REBOOT_NODES, msgtype.REQUEST_BATCH_SCRIPT,
 }
 

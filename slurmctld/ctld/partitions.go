@@ -7,20 +7,34 @@ import (
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
 const (
 	memPerCPU   uint64 = 0x8000000000000000
 	sharedForce uint16 = 0x8000
+
+	jobDefCPUPerGPU uint16 = 0x0001 // JOB_DEF_CPU_PER_GPU
+	jobDefMemPerGPU uint16 = 0x0002 // JOB_DEF_MEM_PER_GPU
 )
 
-// Partition is one partition record.
+// Partition is one partition record. Conf is the partition's own copy of
+// its slurm.conf line, which scontrol update changes (Flags and StateUp
+// are authoritative for what they hold; syncConf writes them back).
 type Partition struct {
 	Name    string
 	Conf    *conf.Partition
 	Nodes   []*Node // in node table order
 	StateUp uint16
 	Flags   uint16
+
+	// keepShown: shownNodes is the Nodes= string reported instead of the
+	// member list. 22.05 keeps the old string when an update named an
+	// unknown node, while the members already changed.
+	keepShown  bool
+	shownNodes string
+	// sched is the scheduler's view, rebuilt after a change (nil).
+	sched *sched.Partition
 }
 
 func newPartitions(cfg *Config, nodes []*Node) ([]*Partition, error) {
@@ -30,7 +44,9 @@ func newPartitions(cfg *Config, nodes []*Node) ([]*Partition, error) {
 		idx[n.Name] = n
 	}
 	var parts []*Partition
-	for _, cp := range c.Partitions {
+	for _, orig := range c.Partitions {
+		cp := new(conf.Partition)
+		*cp = *orig // updates must not write into the parsed configuration
 		p := &Partition{Name: cp.Name, Conf: cp}
 		in := map[string]bool{}
 		for _, name := range cp.NodeNames {
@@ -114,6 +130,14 @@ func (p *Partition) NodeList() string {
 		names[i] = n.Name
 	}
 	return hostlist.Compress(names)
+}
+
+// nodesString is the partition's Nodes= as reported.
+func (p *Partition) nodesString() string {
+	if p.keepShown {
+		return p.shownNodes
+	}
+	return p.NodeList()
 }
 
 func optStr(s string) msg.NullString {
@@ -205,12 +229,22 @@ func (p *Partition) record(nodeCount int) msg.Partition {
 		Alternate:         optStr(cp.Alternate),
 		DenyAccounts:      optStr(strings.Join(cp.DenyAccounts, ",")),
 		DenyQOS:           optStr(strings.Join(cp.DenyQos, ",")),
-		Nodes:             optStr(p.NodeList()),
+		Nodes:             optStr(p.nodesString()),
 		NodeSets:          optStr(strings.Join(cp.NodeSets, ",")),
 		NodeInx:           msg.BitmapOf(nodeCount, set...),
 		BillingWeightsStr: optStr(cp.TRESBillingWeights),
-		TresFmtStr: msg.Str(fmt.Sprintf("cpu=%d,mem=%s,node=%d,billing=%d",
-			p.TotalCPUs(), memUnits(p.totalMem()), len(p.Nodes), p.TotalCPUs())),
+	}
+	if cp.DefCPUPerGPU != 0 {
+		r.JobDefaults = append(r.JobDefaults, msg.JobDefault{Type: jobDefCPUPerGPU, Value: cp.DefCPUPerGPU})
+	}
+	if cp.DefMemPerGPU != 0 {
+		r.JobDefaults = append(r.JobDefaults, msg.JobDefault{Type: jobDefMemPerGPU, Value: uint64(cp.DefMemPerGPU)})
+	}
+	// A partition without nodes has no TRES at all (zero counts are left
+	// out of the string, which is then NULL).
+	if len(p.Nodes) > 0 {
+		r.TresFmtStr = msg.Str(fmt.Sprintf("cpu=%d,mem=%s,node=%d,billing=%d",
+			p.TotalCPUs(), memUnits(p.totalMem()), len(p.Nodes), p.TotalCPUs()))
 	}
 	return r
 }

@@ -35,6 +35,9 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_JOB_INFO_SINGLE:          f(c.rpcJobInfoSingleNone),
 		msgtype.REQUEST_JOB_STEP_INFO:            f(c.rpcStepInfoEmpty),
 		msgtype.REQUEST_FED_INFO:                 f(c.rpcFedInfo),
+		msgtype.REQUEST_UPDATE_PARTITION:         f(c.rpcUpdatePartition),
+		msgtype.REQUEST_CREATE_PARTITION:         f(c.rpcUpdatePartition),
+		msgtype.REQUEST_DELETE_PARTITION:         f(c.rpcDeletePartition),
 	}
 	for _, t := range notYet {
 		m[t] = f(c.rpcNotYet)
@@ -139,7 +142,7 @@ func (c *Controller) nodeRecord(n *Node) msg.Node {
 		CPULoad: n.CPULoad, FreeMem: n.FreeMem, Weight: n.Weight, ReasonUID: n.ReasonUID,
 		BootTime: n.BootTime, LastBusy: n.LastBusy, ReasonTime: n.ReasonTime, SlurmdStartTime: n.SlurmdStartTime,
 		SelectNodeInfo: msg.SelectNodeInfo{PluginID: c.cfg.SelectPlugin, AllocCPUs: n.AllocCPUs, AllocMemory: n.AllocMem, TresAllocFmtStr: optStr(n.allocTres())},
-		Arch:           optStr(n.Arch), Features: optStr(n.Features), FeaturesAct: optStr(n.Features),
+		Arch:           optStr(n.Arch), Features: optStr(n.Features), FeaturesAct: n.featuresActRecord(),
 		Gres: optStr(n.Gres), OS: optStr(n.OS), Comment: optStr(n.Comment), Extra: optStr(n.Extra),
 		Reason:        optStr(n.Reason),
 		ExtSensors:    msg.ExtSensors{ConsumedEnergy: noVal64, Temperature: noVal},
@@ -158,9 +161,8 @@ func (c *Controller) rpcPartitionInfo(_ context.Context, r *server.Request) *ser
 	vis := c.visibleParts(r.Identity.UID, req.ShowFlags)
 	resp := &msg.PartitionInfoResponse{LastUpdate: c.now().Unix()}
 	for _, p := range c.parts {
-		if req.ShowFlags&showAll == 0 && p.Flags&msg.PartFlagHidden != 0 {
-			continue
-		}
+		// _pack_part: operators see every partition, hidden ones too;
+		// others what build_visible_parts lets them see.
 		if !vis[p.Name] {
 			continue
 		}

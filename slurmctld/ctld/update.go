@@ -3,7 +3,10 @@ package ctld
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/server"
@@ -29,13 +32,17 @@ func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server
 	}
 	if len(up) > 0 || rc == 0 {
 		c.kickPing()
+		// Features and weights count for the jobs still pending.
+		c.kickScheduler()
 	}
 	return server.RC(rc)
 }
 
-// UpdateNode is update_node for the state and reason (the parts scontrol
-// update NodeName=... State=... Reason=... uses). It returns Slurm's error
-// code and the nodes that became available.
+// UpdateNode is update_node: state and reason, available and active
+// features, weight, CpuBind, comment and extra (NodeAddr, NodeHostname
+// and Gres are refused as not supported). It returns Slurm's error code
+// and the nodes that became available. As in 22.05 the nodes are changed
+// one after the other; an unknown node stops the update there.
 func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []string) {
 	if !req.NodeNames.Valid {
 		c.log.Info("update_node: invalid node name")
@@ -45,36 +52,84 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 		set  bool
 		what string
 	}{
-		{req.NodeAddr.Valid, "NodeAddr"}, {req.NodeHostname.Valid, "NodeHostname"},
-		{req.Features.Valid, "AvailableFeatures"}, {req.FeaturesAct.Valid, "ActiveFeatures"},
-		{req.Gres.Valid, "Gres"}, {req.Weight != noVal, "Weight"}, {req.CPUBind != 0, "CpuBind"},
+		{req.NodeAddr.Valid, "NodeAddr"}, {req.NodeHostname.Valid, "NodeHostname"}, {req.Gres.Valid, "Gres"},
 	} {
 		if unsupported.set {
 			c.log.Error(fmt.Sprintf("update_node: changing %s is not supported by goslurm's slurmctld", unsupported.what))
 			return slurmerr.ESLURM_NOT_SUPPORTED, nil
 		}
 	}
-	names, err := hostlist.Expand(req.NodeNames.Value)
+	names, err := expandNodeSpec(req.NodeNames.Value)
 	if err != nil || len(names) == 0 {
 		c.log.Info(fmt.Sprintf("update_node: expansion of node specification '%s' resulted in zero nodes", req.NodeNames.Value))
 		return slurmerr.ESLURM_INVALID_NODE_NAME, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var nodes []*Node
-	for _, name := range names {
-		n := c.nodeIndex[name]
-		if n == nil {
-			c.log.Info(fmt.Sprintf("update_node: node %s does not exist", name))
-			return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+	if strings.EqualFold(req.NodeNames.Value, "ALL") {
+		names = names[:0]
+		for _, n := range c.nodes {
+			names = append(names, n.Name)
 		}
-		nodes = append(nodes, n)
 	}
 	now := c.now().Unix()
 	rc := 0
 	var up []string
-	for _, n := range nodes {
+	// A features request found invalid is dropped for the remaining nodes
+	// too (22.05 frees it in the request).
+	feat, featAct := req.Features, req.FeaturesAct
+	var updated []*Node
+	for _, name := range names {
+		n := c.nodeIndex[name]
+		if n == nil {
+			c.log.Error(fmt.Sprintf("update_node: node %s does not exist", name))
+			rc = slurmerr.ESLURM_INVALID_NODE_NAME
+			break
+		}
+		updated = append(updated, n)
 		wasAvail := n.Available()
+		if req.CPUBind != 0 {
+			c.log.Info(fmt.Sprintf("update_node: setting CpuBind to %#x for node %s", req.CPUBind, n.Name))
+			n.CPUBind = req.CPUBind
+			if req.CPUBind == conf.CPUBindOff {
+				n.CPUBind = 0
+			}
+		}
+		if feat.Valid || featAct.Valid {
+			act, avail := n.FeaturesAct, n.Features
+			if featAct.Valid {
+				act = featAct.Value
+			}
+			if feat.Valid {
+				avail = feat.Value
+			}
+			if !validFeaturesAct(act, avail) {
+				c.log.Info(fmt.Sprintf("update_node: Invalid ActiveFeatures ('%s' not subset of '%s' on node %s)", act, avail, n.Name))
+				rc = slurmerr.ESLURM_ACTIVE_FEATURE_NOT_SUBSET
+				feat, featAct = msg.NullString{}, msg.NullString{}
+			}
+		}
+		if feat.Valid || featAct.Valid {
+			avail, act := n.Features, n.FeaturesAct
+			if feat.Valid {
+				avail = feat.Value
+				if !featAct.Valid {
+					// No node_features plugin: the active features
+					// follow the available ones.
+					act = feat.Value
+				}
+			}
+			if featAct.Valid {
+				act = featAct.Value
+				// update_node_active_features' code replaces the one
+				// of the nodes before (22.05 does the same).
+				rc = 0
+			}
+			n.setFeatures(avail, act)
+			// Set from the request, the active features are a string
+			// even when empty.
+			n.actEmpty = act == ""
+		}
 		if req.Extra.Valid {
 			n.Extra = req.Extra.Value
 		}
@@ -101,7 +156,45 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 		}
 	}
 	c.lastNodeUpdate = now
+	if rc == 0 && feat.Valid {
+		c.log.Debug(fmt.Sprintf("update_node_avail_features: nodes %s available features set to: %s", req.NodeNames.Value, feat.Value))
+	}
+	// The weight belongs to the configuration record in 22.05: set once
+	// every node was found, and only when nothing failed before.
+	if rc == 0 && req.Weight != noVal {
+		for _, n := range updated {
+			n.Weight = req.Weight
+		}
+		c.log.Info(fmt.Sprintf("_update_node_weight: nodes %s weight set to: %d", req.NodeNames.Value, req.Weight))
+	}
 	return rc, up
+}
+
+// expandNodeSpec expands a node specification; "ALL" is resolved by the
+// caller against the node table.
+func expandNodeSpec(spec string) ([]string, error) {
+	if strings.EqualFold(spec, "ALL") {
+		return []string{"ALL"}, nil
+	}
+	return hostlist.Expand(spec)
+}
+
+// validFeaturesAct is _valid_features_act: every active feature must be
+// one of the available ones.
+func validFeaturesAct(act, avail string) bool {
+	if act == "" {
+		return true
+	}
+	if avail == "" {
+		return false
+	}
+	have := strings.Split(avail, ",")
+	for _, f := range strings.Split(act, ",") {
+		if !slices.Contains(have, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // requireNodeReg is _require_node_reg: mark the node not responding until

@@ -1,0 +1,82 @@
+package ctld
+
+import (
+	"fmt"
+
+	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// The scheduler's view of the node and partition tables follows the
+// controller's records, not slurm.conf: scontrol update changes
+// partitions (limits, members, flags, state) and node features and
+// weights, and later jobs must be scheduled with what is in force.
+
+// syncConf writes the partition's flags, state and members back into its
+// conf.Partition, which the scheduler's view is built from.
+func (p *Partition) syncConf() {
+	cp := p.Conf
+	cp.Default = p.Flags&msg.PartFlagDefault != 0
+	cp.Hidden = p.Flags&msg.PartFlagHidden != 0
+	noRoot := p.Flags&msg.PartFlagNoRoot != 0
+	cp.DisableRootJobs = &noRoot
+	cp.RootOnly = p.Flags&msg.PartFlagRootOnly != 0
+	cp.ReqResv = p.Flags&msg.PartFlagReqResv != 0
+	cp.LLN = p.Flags&msg.PartFlagLLN != 0
+	cp.ExclusiveUser = p.Flags&msg.PartFlagExclusiveUser != 0
+	cp.State = partStateName(p.StateUp)
+	names := make([]string, len(p.Nodes))
+	for i, n := range p.Nodes {
+		names[i] = n.Name
+	}
+	cp.NodeNames = names
+	p.sched = nil
+}
+
+// schedPartition builds (once per change) the scheduler's record of p.
+// Called under the write lock.
+func (c *Controller) schedPartition(p *Partition, lookup sched.GroupLookup) (sched.Partition, error) {
+	if p.sched != nil {
+		return *p.sched, nil
+	}
+	p.syncConf()
+	cc := *c.cfg.Conf
+	cc.Partitions = []*conf.Partition{p.Conf}
+	cc.DownNodes = nil
+	snap, err := sched.FromConf(&cc, lookup)
+	if err != nil {
+		return sched.Partition{}, fmt.Errorf("partition %s: %w", p.Name, err)
+	}
+	if len(snap.Partitions) != 1 {
+		return sched.Partition{}, fmt.Errorf("partition %s: no scheduler view", p.Name)
+	}
+	sp := snap.Partitions[0]
+	p.sched = &sp
+	return sp, nil
+}
+
+// schedPartitions returns a fresh slice with the scheduler's view of every
+// partition, states as they are now. Called under the write lock.
+func (c *Controller) schedPartitions(lookup sched.GroupLookup) ([]sched.Partition, error) {
+	out := make([]sched.Partition, len(c.parts))
+	for i, p := range c.parts {
+		sp, err := c.schedPartition(p, lookup)
+		if err != nil {
+			return nil, err
+		}
+		sp.State = schedPartState(p.StateUp)
+		out[i] = sp
+	}
+	return out, nil
+}
+
+// schedNodes refreshes the scheduler's node records in place: state,
+// active features and weight. Called under the write lock.
+func (c *Controller) schedNodes(dst []sched.Node) {
+	for i, n := range c.nodes {
+		dst[i].State = schedNodeState(n)
+		dst[i].Features = n.schedFeatures
+		dst[i].Weight = n.Weight
+	}
+}
