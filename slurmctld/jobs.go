@@ -200,6 +200,11 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 		st.Close()
 		return nil, err
 	}
+	err = ctl.AttachPriority(ctld.PriorityOptions{StateFile: filepath.Join(dir, ctld.PriorityStateName), IgnoreState: cli.Ignore})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	return func() {
 		if err := st.Close(); err != nil {
 			log.Error(fmt.Sprintf("state close: %v", err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
 
 // Config is slurm.conf as the controller uses it.
@@ -38,6 +39,14 @@ type Config struct {
 	// HashVal is the slurm.conf hash (confHash); NO_VAL when not read
 	// from a file.
 	HashVal uint32
+
+	// Priority is the PriorityType and Priority* settings.
+	Priority priority.Config
+	// PriorityTrack: AccountingStorageType=accounting_storage/slurmdbd.
+	// priority/multifactor then keeps fair-share usage itself (standing
+	// in for slurmdbd's associations) and applies the age and fair-share
+	// weights; without it Slurm 22.05 zeroes both weights.
+	PriorityTrack bool
 }
 
 // LoadConfig reads slurm.conf.
@@ -96,6 +105,10 @@ func NewConfig(c *conf.Config, path string) (*Config, error) {
 	if len(c.Frontends) > 0 {
 		return nil, fmt.Errorf("FrontendName is not supported by goslurm's slurmctld")
 	}
+	if cfg.Priority, err = priority.FromConf(c); err != nil {
+		return nil, err
+	}
+	cfg.PriorityTrack = strings.EqualFold(c.AccountingStorageType, "accounting_storage/slurmdbd")
 	return cfg, nil
 }
 

@@ -164,6 +164,9 @@ type Manager struct {
 	cfg     Config
 	journal Journal
 	prio    *priority.Basic
+	// mf is priority/multifactor when configured (SetPriority); nil:
+	// priority/basic.
+	mf *Priority
 
 	jobs   map[uint32]*Job
 	order  []uint32 // ids, ascending: deterministic iteration

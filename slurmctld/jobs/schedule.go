@@ -83,6 +83,11 @@ func (m *Manager) ApplyPlan(p *Pass, plan *sched.Plan, now int64) (Outcome, erro
 // count when they are not held, past their begin time and without a
 // dependency.
 func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, map[uint32]entry, []Action) {
+	if !dry {
+		// priority/multifactor: jobs given a priority elsewhere since the
+		// last pass (submit, release, nice, requeue) get theirs first.
+		m.UpdatePriorities(cl, now, false)
+	}
 	s := &sched.Snapshot{Now: now, Config: cl.Config, Nodes: cl.Nodes, Partitions: cl.Partitions}
 	ids := map[uint32]entry{}
 	var actions []Action

@@ -43,7 +43,10 @@
 // priority/multifactor logs "PriorityWeightFairshare can only be used
 // with SlurmDBD, ignoring" and zeroes both weights. goslurm has no
 // accounting database yet, so Usage keeps the association tree and its
-// decayed usage itself, and both weights work without one. Consequences:
+// decayed usage itself, and both weights work without one. The controller
+// (slurmctld/jobs.Priority) uses Usage only when slurm.conf names
+// accounting_storage/slurmdbd, standing in for the database; otherwise it
+// zeroes both weights as Slurm does. Consequences:
 //
 //   - Associations come from the caller (AddAccount, AddUser) instead of
 //     sacctmgr. An association first seen in Charge or FairShareFactor is

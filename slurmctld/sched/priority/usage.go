@@ -168,6 +168,18 @@ func (u *Usage) AddUser(user, account string, shares uint32) error {
 	return nil
 }
 
+// Ensure creates the association of user in account when it is missing,
+// as Charge and FairShareFactor do, so that factors read afterwards all
+// see the same tree. It reports whether anything was created (every
+// user's factor may have changed then).
+func (u *Usage) Ensure(user, account string) bool {
+	if u.lookup(user, account) != nil {
+		return false
+	}
+	u.ensure(user, account)
+	return true
+}
+
 // ensure returns the association of user in account, creating what is
 // missing with DefaultShares (an unknown account goes under root).
 func (u *Usage) ensure(user, account string) *assoc {
