@@ -60,6 +60,8 @@ type jobCore struct {
 	snapAt uint64         // seq covered by the last snapshot
 
 	nodesSaved []byte // what the node state file holds (runJobs only)
+
+	act *jobs.Activity // time_last_active of jobs and steps (resync.go)
 }
 
 // AttachJobs installs the job manager: the job and step RPC handlers

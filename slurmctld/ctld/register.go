@@ -9,6 +9,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
 // Status codes a slurmd reports in a registration.
@@ -20,7 +21,7 @@ const (
 // rpcNodeRegistration is _slurm_rpc_node_registration: validate the
 // registration and answer RESPONSE_NODE_REGISTRATION (when asked) or RC 0.
 // An invalid registration is still answered 0, so slurmd stops retrying.
-func (c *Controller) rpcNodeRegistration(_ context.Context, r *server.Request) *server.Response {
+func (c *Controller) rpcNodeRegistration(ctx context.Context, r *server.Request) *server.Response {
 	reg := bodyOf[msg.NodeRegistration](r.Body)
 	cfg := c.Config()
 	if !cfg.SlurmUser(r.Identity.UID) {
@@ -37,18 +38,31 @@ func (c *Controller) rpcNodeRegistration(_ context.Context, r *server.Request) *
 		!hasFlag(cfg.Conf.DebugFlags, "NO_CONF_HASH") {
 		c.log.Error(fmt.Sprintf("Node %s appears to have a different slurm.conf than the slurmctld.  This could cause issues with communication and functionality.  Please review both files and make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in your slurm.conf.", reg.NodeName.Value))
 	}
-	newlyUp, err := c.ValidateRegistration(reg, uint16(r.Header.Version))
-	if err != nil {
+	newlyUp, out, err := c.registerNode(reg, uint16(r.Header.Version))
+	c.waitResync(ctx, out)
+	var resp *server.Response
+	switch {
+	case err != nil:
 		c.log.Error(fmt.Sprintf("_slurm_rpc_node_registration node=%s: %v", reg.NodeName.Value, err))
-		return server.RC(0)
+		resp = server.RC(0)
+	case reg.Flags&msg.SlurmdRegFlagResp == 0:
+		resp = server.RC(0)
+	default:
+		resp = &server.Response{MsgType: msgtype.RESPONSE_NODE_REGISTRATION, Body: &msg.NodeRegResponse{Tres: c.clusterTres()}}
 	}
 	if newlyUp && c.opts.Hooks.NodeUp != nil {
 		c.opts.Hooks.NodeUp(reg.NodeName.Value)
 	}
-	if reg.Flags&msg.SlurmdRegFlagResp == 0 {
-		return server.RC(0)
+	if len(out.Actions) > 0 {
+		// The kills go out once slurmd has its answer (agent queue).
+		acts := out.Actions
+		c.jobs.acts.Add(1)
+		resp.After = func(error) {
+			defer c.jobs.acts.Done()
+			c.carryOut(acts)
+		}
 	}
-	return &server.Response{MsgType: msgtype.RESPONSE_NODE_REGISTRATION, Body: &msg.NodeRegResponse{Tres: c.clusterTres()}}
+	return resp
 }
 
 // clusterTres is the cluster's TRES list, as assoc_mgr's TRES table is
@@ -80,23 +94,37 @@ type unknownNodeError struct{}
 
 func (unknownNodeError) Error() string { return "No such file or directory" }
 
-// ValidateRegistration is validate_jobs_on_node's node part plus
-// validate_node_specs: it checks the reported resources against the
-// configuration and moves the node's state. newlyUp is true when the
-// node became available for jobs.
+// ValidateRegistration is validate_jobs_on_node plus validate_node_specs:
+// the job steps the node reports are checked against the job table (when
+// a job manager is attached; the resulting kills are sent in the
+// background), the reported resources against the configuration, and the
+// node's state moves. newlyUp is true when the node became available for
+// jobs.
 func (c *Controller) ValidateRegistration(reg *msg.NodeRegistration, protoVersion uint16) (newlyUp bool, err error) {
+	newlyUp, out, err := c.registerNode(reg, protoVersion)
+	c.waitResync(context.Background(), out)
+	if len(out.Actions) > 0 {
+		c.spawnActions(out.Actions)
+	}
+	return newlyUp, err
+}
+
+// registerNode does the work of a registration under the lock; the
+// outcome's journal ticket and actions are the caller's.
+func (c *Controller) registerNode(reg *msg.NodeRegistration, protoVersion uint16) (newlyUp bool, out jobs.Outcome, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cfg := c.cfg
 	now := c.now().Unix()
 	n := c.nodeIndex[reg.NodeName.Value]
 	if n == nil {
 		c.log.Error(fmt.Sprintf("slurmd registered on unknown node %s", reg.NodeName.Value))
-		return false, errUnknownNode
+		return false, out, errUnknownNode
 	}
-	wasAvail := n.Available()
 
-	// validate_jobs_on_node: boot and start times.
+	// validate_jobs_on_node: boot and start times, then the jobs.
+	if n.UpTime > int64(reg.UpTime) {
+		c.log.Log(context.Background(), levelVerbose, fmt.Sprintf("Node %s rebooted %d secs ago", n.Name, reg.UpTime))
+	}
 	if int64(reg.UpTime) <= now {
 		n.UpTime = int64(reg.UpTime)
 		n.BootTime = now - int64(reg.UpTime)
@@ -104,7 +132,14 @@ func (c *Controller) ValidateRegistration(reg *msg.NodeRegistration, protoVersio
 	} else {
 		c.log.Error(fmt.Sprintf("Node up_time is invalid: %d>%d", reg.UpTime, now))
 	}
+	out = c.validateJobsOnNode(reg, n, now)
+	return c.validateNodeSpecs(reg, protoVersion, n, now), out, nil
+}
 
+// validateNodeSpecs is validate_node_specs, under the lock.
+func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion uint16, n *Node, now int64) (newlyUp bool) {
+	cfg := c.cfg
+	wasAvail := n.Available()
 	n.ProtocolVersion = protoVersion
 	n.Version = reg.Version.Value
 
@@ -212,7 +247,7 @@ func (c *Controller) ValidateRegistration(reg *msg.NodeRegistration, protoVersio
 	}
 	n.LastResponse = now
 	c.lastNodeUpdate = now
-	return !wasAvail && n.Available(), nil
+	return !wasAvail && n.Available()
 }
 
 // nodeUp is what clusteracct_storage_g_node_up does to the node record
