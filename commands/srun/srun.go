@@ -34,6 +34,7 @@ type procIO struct {
 type srunOpts struct {
 	label, multiProg, unbuffered, killBadExit bool
 	exact, quitOnIntr, disableStatus          bool
+	pty                                       bool
 	jobID                                     uint32
 	mpi                                       string
 }
@@ -44,6 +45,7 @@ type srun struct {
 	env       *jobopt.Env
 	errorExit int
 	sopt      srunOpts
+	pty       *ptySession // --pty with a terminal, once the step exists
 }
 
 func run(args []string, pio *procIO) int {
@@ -74,6 +76,8 @@ func (s *srun) custom(name, arg string, has bool) error {
 		s.sopt.quitOnIntr = true
 	case "disable-status":
 		s.sopt.disableStatus = true
+	case "pty":
+		s.sopt.pty = true
 	case "jobid":
 		n, err := strconv.ParseUint(arg, 10, 32)
 		if err != nil || n == 0 {
@@ -105,6 +109,13 @@ func (s *srun) main(args []string) (int, error) {
 	ctl, o, operands, err := cli.Parse(args)
 	if err != nil {
 		return 0, err
+	}
+	if s.sopt.pty {
+		s.sopt.unbuffered = true // implicit, as in srun's _opt_verify
+		if o.Efname != "" || o.Ifname != "" || o.Ofname != "" {
+			s.log.Errorf("--error/--input/--output are incompatible with --pty")
+			return s.errorExit, nil
+		}
 	}
 	argv := append([]string(nil), operands...)
 	if len(argv) == 0 {
@@ -229,11 +240,28 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 		return 1 << 8, err
 	}
 	defer step.Close()
+	if s.sopt.pty {
+		p, err := startPTY(s.io.stdin, s.io.stdout)
+		var te *ttyError
+		switch {
+		case errors.As(err, &te):
+			s.log.Errorf("ioctl(TIOCGWINSZ): %s", errnoText(te.err))
+			s.log.Errorf("Not using a pseudo-terminal, disregarding --pty option")
+			s.sopt.pty = false
+		case err != nil:
+			s.log.Errorf("init_msg_engine_port: %s", errnoText(err))
+			s.sopt.pty = false
+		default:
+			s.pty = p
+			defer p.close()
+			s.log.W = crlfWriter{s.log.W}
+		}
+	}
 	u, _ := user.Current()
 	so := launch.StepOptions{
 		Argv: argv, Cwd: o.Chdir, UID: uint32(os.Getuid()), GID: uint32(os.Getgid()),
 		Label: s.sopt.label, MultiProg: s.sopt.multiProg, Unbuffered: s.sopt.unbuffered,
-		KillBadExit: s.sopt.killBadExit, StdinTask: -1,
+		KillBadExit: s.sopt.killBadExit, StdinTask: -1, PTY: s.sopt.pty,
 		Stdin: s.io.stdin, Stdout: s.io.stdout, Stderr: s.io.stderr,
 		Alloc: &alloc.Allocation,
 		Env:   func(st *launch.Step) []string { return s.taskEnv(ctl, o, alloc, st, ownAlloc, u) },

@@ -32,6 +32,9 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"srun", "--bogus", "true"}, 255, "srun: unrecognized option '--bogus'\nTry \"srun --help\" for more information\n"},
 		{[]string{"srun", "--mpi=pmi2", "true"}, 255, "srun: error: --mpi=pmi2 is not supported by goslurm's srun yet\n"},
 		{[]string{"srun", "-N1"}, 1, "srun: fatal: No command given to execute.\n"},
+		{[]string{"srun", "--pty", "-o", "x", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},
+		{[]string{"srun", "--pty", "--input=none", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},
+		{[]string{"srun", "-e", "e.txt", "--pty", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(c.args, &procIO{stdout: &out, stderr: &errb, environ: []string{"SLURM_CONF=testdata/slurm.conf"}, cwd: "/"})

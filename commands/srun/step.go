@@ -216,6 +216,11 @@ func (s *srun) taskEnv(ctl *launch.Ctl, o *jobopt.Opts, alloc *launch.Allocation
 	rp := strconv.Itoa(int(st.RespPort()))
 	set("SLURM_STEP_LAUNCHER_PORT", rp)
 	set("SLURM_SRUN_COMM_PORT", rp)
+	if s.pty != nil {
+		set("SLURM_PTY_PORT", strconv.Itoa(int(s.pty.port())))
+		set("SLURM_PTY_WIN_COL", strconv.Itoa(int(s.pty.cols)))
+		set("SLURM_PTY_WIN_ROW", strconv.Itoa(int(s.pty.rows)))
+	}
 	if s.sopt.label {
 		set("SLURM_LABELIO", "1")
 	}

@@ -35,6 +35,9 @@
 // signature, 10-byte frame headers, EOF frames; stdin back), sends
 // RESPONSE_LAUNCH_TASKS and one MESSAGE_TASK_EXIT per task to srun's
 // response port, and REQUEST_STEP_COMPLETE for its rank to slurmctld.
+// With LAUNCH_PTY (srun --pty) task 0 runs on a pseudo-terminal in its own
+// session (pty.go): the terminal's output is its one stdout stream, and
+// window size changes come from srun's SLURM_PTY_PORT.
 //
 // Process tracking is a process group per task, or with
 // ProctrackType=proctrack/cgroup a step cgroup from package cgroup

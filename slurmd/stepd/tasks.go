@@ -53,6 +53,20 @@ type taskStep struct {
 	trk     tracker
 	aborted bool
 	done    chan struct{}
+	ptyConn net.Conn // srun's pty port (window size changes)
+}
+
+// pty reports a LAUNCH_PTY step.
+func (ts *taskStep) pty() bool { return ts.req.Flags&launchPTY != 0 }
+
+// hasTask0 reports whether global task 0 runs on this node.
+func (ts *taskStep) hasTask0() bool {
+	for _, g := range ts.gtids {
+		if g == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeIndex finds this node in the step's complete_nodelist.
@@ -212,6 +226,13 @@ func (ts *taskStep) run() {
 			if streamErr {
 				se = n
 			}
+			if ts.pty() {
+				// Only the terminal of task 0 streams, as stdout.
+				so, se = 0, 0
+				if ts.hasTask0() {
+					so = 1
+				}
+			}
 			sio, err = dialSrunIO(addr, ts.nodeID, so, se, jobcred.IOKey(req.Cred))
 		}
 		if err != nil {
@@ -278,6 +299,9 @@ func (ts *taskStep) run() {
 	}
 	wg.Wait()
 	close(ts.done)
+	if ts.ptyConn != nil {
+		ts.ptyConn.Close()
+	}
 	trk.killAll() // leftovers
 	ts.setState(StateEnding)
 	if n := trk.oom(); n > 0 {
@@ -315,6 +339,9 @@ func (ts *taskStep) startTask(i int, gtid uint32, sio *srunIO, stdins map[uint32
 		f, _ := os.Open(os.DevNull)
 		closeAfter = append(closeAfter, f)
 		return f
+	}
+	if ts.pty() {
+		return ts.startPTYTask(i, gtid, in, sio, stdins, env)
 	}
 	stdio := []*os.File{nil, nil, nil}
 	// Output: a pattern names a file (opened by the helper as the user);

@@ -83,6 +83,7 @@ type StepOptions struct {
 	CPUsPerTask            uint16
 	Ofname, Efname, Ifname string // set: a file on the node, not the stream
 	StdinTask              int    // -1: all tasks
+	PTY                    bool   // --pty: task 0 on a terminal (LAUNCH_PTY)
 	Stdin                  io.Reader
 	Stdout                 io.Writer
 	Stderr                 io.Writer
@@ -272,6 +273,9 @@ func (s *Step) Launch(ctx context.Context, o StepOptions) error {
 	}
 	if o.MultiProg {
 		req.Flags |= msg.LaunchMultiProg
+	}
+	if o.PTY {
+		req.Flags |= msg.LaunchPTY
 	}
 	for _, v := range o.Argv {
 		req.Argv = append(req.Argv, msg.Str(v))
