@@ -14,8 +14,13 @@ func (m *Manager) BatchScript(id, uid uint32) (string, error) {
 	if !m.mayAct(uid, j) {
 		return "", serr(slurmerr.ESLURM_USER_ID_MISSING)
 	}
-	if !j.Batch || j.Payload == nil {
+	if !j.Batch {
 		return "", serr(slurmerr.ESLURM_JOB_SCRIPT_MISSING)
 	}
-	return j.Payload.Script, nil
+	p, err := m.payload(j)
+	if err != nil || p == nil {
+		// Lost to damaged state (-i): Slurm's answer for a missing file.
+		return "", serr(slurmerr.ESLURM_JOB_SCRIPT_MISSING)
+	}
+	return p.Script, nil
 }

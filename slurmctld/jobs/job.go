@@ -55,142 +55,151 @@ const (
 )
 
 // Job is one record of the job table. Exported fields are what the journal
-// and snapshots save (JSON); the script and environment only travel in the
-// submit record and snapshots (Payload).
+// and snapshots save (JSON); the script and environment are kept apart
+// (payload.go): PayloadSeq names them on disk, or Payload holds them.
+// Every saved field is omitempty, which halves the records: they are always
+// decoded into a new Job, so a field left out reads as its zero value.
+// Strings that repeat across jobs are shared (internJob).
 type Job struct {
-	ID          uint32
-	ArrayJobID  uint32 // 0: not an array
-	ArrayTaskID uint32 // NoVal: not an array, or the meta record
+	ID          uint32 `json:",omitempty"`
+	ArrayJobID  uint32 `json:",omitempty"` // 0: not an array
+	ArrayTaskID uint32 `json:",omitempty"` // NoVal: not an array, or the meta record
 	// Array is set on the meta record of an array while tasks are pending.
 	Array *ArrayInfo `json:",omitempty"`
 
-	Name      string
-	UserID    uint32
-	GroupID   uint32
-	UserName  string
-	Account   string
-	QOS       string
-	Comment   string
-	AllocNode string
-	AllocSID  uint32
+	Name      string `json:",omitempty"`
+	UserID    uint32 `json:",omitempty"`
+	GroupID   uint32 `json:",omitempty"`
+	UserName  string `json:",omitempty"`
+	Account   string `json:",omitempty"`
+	QOS       string `json:",omitempty"`
+	Comment   string `json:",omitempty"`
+	AllocNode string `json:",omitempty"`
+	AllocSID  uint32 `json:",omitempty"`
 
 	// PartitionReq is what was asked for ("a,b"), Partitions its resolved
 	// list; Partition is the one the job runs (ran) in.
-	PartitionReq string
-	Partitions   []string
-	Partition    string
+	PartitionReq string   `json:",omitempty"`
+	Partitions   []string `json:",omitempty"`
+	Partition    string   `json:",omitempty"`
 
-	State     uint32 // msg.Job* base state | flags
-	Reason    uint16
-	StateDesc string
-	Priority  uint32
-	Nice      uint32 // NICE_OFFSET encoded, as on the wire
-	Hold      Hold
-	AdminPrio bool // priority set by an operator: not recomputed
+	State     uint32 `json:",omitempty"` // msg.Job* base state | flags
+	Reason    uint16 `json:",omitempty"`
+	StateDesc string `json:",omitempty"`
+	Priority  uint32 `json:",omitempty"`
+	Nice      uint32 `json:",omitempty"` // NICE_OFFSET encoded, as on the wire
+	Hold      Hold   `json:",omitempty"`
+	AdminPrio bool   `json:",omitempty"` // priority set by an operator: not recomputed
 
-	SubmitTime   int64
-	EligibleTime int64
-	BeginTime    int64 // --begin; 0 none
-	StartTime    int64
-	EndTime      int64
-	SuspendTime  int64
-	PreSusTime   int64
-	Deadline     int64
+	SubmitTime   int64 `json:",omitempty"`
+	EligibleTime int64 `json:",omitempty"`
+	BeginTime    int64 `json:",omitempty"` // --begin; 0 none
+	StartTime    int64 `json:",omitempty"`
+	EndTime      int64 `json:",omitempty"`
+	SuspendTime  int64 `json:",omitempty"`
+	PreSusTime   int64 `json:",omitempty"`
+	Deadline     int64 `json:",omitempty"`
 	// LastEval and EstStart (a pending job's expected start, from
 	// backfill) are advisory and not journaled: each pass recomputes them.
 	LastEval int64 `json:"-"`
 	EstStart int64 `json:"-"`
 
-	TimeLimit uint32 // minutes; NoVal = partition default
-	TimeMin   uint32
+	TimeLimit uint32 `json:",omitempty"` // minutes; NoVal = partition default
+	TimeMin   uint32 `json:",omitempty"`
 
-	MinNodes      uint32
-	MaxNodes      uint32
-	MinCPUs       uint32
-	MaxCPUs       uint32
-	NumTasks      uint32 // NoVal: not given
-	CPUsPerTask   uint16 // NoVal16: not given
-	NTasksPerNode uint16
+	MinNodes      uint32 `json:",omitempty"`
+	MaxNodes      uint32 `json:",omitempty"`
+	MinCPUs       uint32 `json:",omitempty"`
+	MaxCPUs       uint32 `json:",omitempty"`
+	NumTasks      uint32 `json:",omitempty"` // NoVal: not given
+	CPUsPerTask   uint16 `json:",omitempty"` // NoVal16: not given
+	NTasksPerNode uint16 `json:",omitempty"`
 	// Per board/core/socket/tres task counts as the job record keeps them
 	// (mc_ptr: INFINITE16 for unset core and socket counts, 0 for unset
 	// board and tres counts).
-	NTasksPerBoard  uint16
-	NTasksPerCore   uint16
-	NTasksPerSocket uint16
-	NTasksPerTres   uint16
-	PnMinCPUs       uint16
-	PnMinMemory     uint64 // MB, memPerCPU bit for per-CPU, NoVal64 unset
-	PnMinTmpDisk    uint32
-	Shared          uint16
-	Contiguous      uint16
-	Features        string
-	ReqNodes        string
-	ExcNodes        string
-	Requeue         bool
-	Overcommit      uint8
-	OpenMode        uint8
-	CPUBindType     uint16
-	CPUBind         string
-	CoreSpec        uint16
-	Profile         uint32
-	AcctgFreq       string
-	Container       string
-	Network         string
-	Reservation     string
-	Licenses        string
-	MailType        uint16
-	MailUser        string
-	TresBind        string
-	TresFreq        string
-	TresPerNode     string
-	Bitflags        uint64
-	SiteFactor      uint32
+	NTasksPerBoard  uint16 `json:",omitempty"`
+	NTasksPerCore   uint16 `json:",omitempty"`
+	NTasksPerSocket uint16 `json:",omitempty"`
+	NTasksPerTres   uint16 `json:",omitempty"`
+	PnMinCPUs       uint16 `json:",omitempty"`
+	PnMinMemory     uint64 `json:",omitempty"` // MB, memPerCPU bit for per-CPU, NoVal64 unset
+	PnMinTmpDisk    uint32 `json:",omitempty"`
+	Shared          uint16 `json:",omitempty"`
+	Contiguous      uint16 `json:",omitempty"`
+	Features        string `json:",omitempty"`
+	ReqNodes        string `json:",omitempty"`
+	ExcNodes        string `json:",omitempty"`
+	Requeue         bool   `json:",omitempty"`
+	Overcommit      uint8  `json:",omitempty"`
+	OpenMode        uint8  `json:",omitempty"`
+	CPUBindType     uint16 `json:",omitempty"`
+	CPUBind         string `json:",omitempty"`
+	CoreSpec        uint16 `json:",omitempty"`
+	Profile         uint32 `json:",omitempty"`
+	AcctgFreq       string `json:",omitempty"`
+	Container       string `json:",omitempty"`
+	Network         string `json:",omitempty"`
+	Reservation     string `json:",omitempty"`
+	Licenses        string `json:",omitempty"`
+	MailType        uint16 `json:",omitempty"`
+	MailUser        string `json:",omitempty"`
+	TresBind        string `json:",omitempty"`
+	TresFreq        string `json:",omitempty"`
+	TresPerNode     string `json:",omitempty"`
+	Bitflags        uint64 `json:",omitempty"`
+	SiteFactor      uint32 `json:",omitempty"`
 	// The socket/core request (multi_core_data), as given.
-	BoardsPerNode, SocketsPerBoard                 uint16
-	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16
-	PlaneSize                                      uint16
-	KillOnNodeFail                                 bool
+	BoardsPerNode, SocketsPerBoard                 uint16 `json:",omitempty"`
+	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16 `json:",omitempty"`
+	PlaneSize                                      uint16 `json:",omitempty"`
+	KillOnNodeFail                                 bool   `json:",omitempty"`
 
 	// Dependency holds the parsed --dependency (nil: none).
 	Dependency *Dependency `json:",omitempty"`
 
-	Batch      bool
-	WorkDir    string
-	StdIn      string
-	StdOut     string
-	StdErr     string
-	Command    string // argv[0..] joined, as squeue's COMMAND
-	SubmitLine string
+	Batch bool `json:",omitempty"`
+	// HasSpankEnv: the payload has a SPANK environment (kill messages
+	// carry it), so the payload is read back at the end only then.
+	HasSpankEnv bool   `json:",omitempty"`
+	WorkDir     string `json:",omitempty"`
+	StdIn       string `json:",omitempty"`
+	StdOut      string `json:",omitempty"`
+	StdErr      string `json:",omitempty"`
+	Command     string `json:",omitempty"` // argv[0..] joined, as squeue's COMMAND
+	SubmitLine  string `json:",omitempty"`
 
 	// Interactive allocations (salloc, srun): where the grant is pushed.
-	RespHost        string
-	AllocRespPort   uint16
-	OtherPort       uint16
-	ProtocolVersion uint16
+	RespHost        string `json:",omitempty"`
+	AllocRespPort   uint16 `json:",omitempty"`
+	OtherPort       uint16 `json:",omitempty"`
+	ProtocolVersion uint16 `json:",omitempty"`
 
-	ExitCode  uint32 // raw wait status
-	DerivedEC uint32
+	ExitCode  uint32 `json:",omitempty"` // raw wait status
+	DerivedEC uint32 `json:",omitempty"`
 
 	// Allocation, once started.
-	Nodes     []string // allocated node names, node table order
-	NodeIdx   []int    // their indexes in the caller's node table
-	NodeCPUs  []uint32 // CPUs per allocated node
-	NodeMem   []uint64 // MB per allocated node
-	NodeCores [][]uint16
+	Nodes     []string   `json:",omitempty"` // allocated node names, node table order
+	NodeIdx   []int      `json:",omitempty"` // their indexes in the caller's node table
+	NodeCPUs  []uint32   `json:",omitempty"` // CPUs per allocated node
+	NodeMem   []uint64   `json:",omitempty"` // MB per allocated node
+	NodeCores [][]uint16 `json:",omitempty"`
 	// SharedCores: the scheduler placed the job on cores it may share
 	// with other sharing jobs (OverSubscribe=YES:N/FORCE:N).
-	SharedCores bool `json:",omitempty"`
-	TotalCPUs   uint32
-	BatchHost   string
+	SharedCores bool   `json:",omitempty"`
+	TotalCPUs   uint32 `json:",omitempty"`
+	BatchHost   string `json:",omitempty"`
 	// Completing are the nodes that have not sent MESSAGE_EPILOG_COMPLETE
 	// yet after the job ended.
 	Completing []string `json:",omitempty"`
 
-	RestartCnt uint16
+	RestartCnt uint16  `json:",omitempty"`
 	Steps      []*Step `json:",omitempty"`
-	NextStepID uint32
+	NextStepID uint32  `json:",omitempty"`
 
 	Payload *Payload `json:",omitempty"`
+	// PayloadSeq is the seq of the payload's journal record (0: none, or
+	// Payload holds it).
+	PayloadSeq uint64 `json:",omitempty"`
 }
 
 // ArrayInfo is the meta record's view of its pending tasks.

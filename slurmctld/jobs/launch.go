@@ -74,11 +74,14 @@ func (m *Manager) batchLaunch(j *Job, cl *Cluster, now int64) *msg.BatchJobLaunc
 		b.Overcommit = j.Overcommit
 	}
 	b.OpenMode = j.OpenMode
-	if j.Payload != nil {
-		b.Script = msg.Str(j.Payload.Script)
-		b.Environment = nsList(j.Payload.Env)
-		b.SpankJobEnv = nsList(j.Payload.SpankJobEnv)
-		b.Argv = nsList(j.Payload.Argv)
+	// A payload that cannot be read (state damaged and skipped with -i)
+	// leaves the script out: slurmd refuses the launch and the job fails
+	// as with any launch failure.
+	if p, err := m.payload(j); err == nil && p != nil {
+		b.Script = msg.Str(p.Script)
+		b.Environment = nsList(p.Env)
+		b.SpankJobEnv = nsList(p.SpankJobEnv)
+		b.Argv = nsList(p.Argv)
 	}
 	body := m.credBody(j, cl, now)
 	body.StepID = jobcred.StepID{JobID: j.ID, StepID: jobcred.StepBatch, StepHetComp: NoVal}
@@ -198,6 +201,10 @@ func (m *Manager) killJob(j *Job, cl *Cluster, now int64) *msg.KillJob {
 	}
 	if j.Payload != nil {
 		k.SpankJobEnv = nsList(j.Payload.SpankJobEnv)
+	} else if j.HasSpankEnv {
+		if p, err := m.payload(j); err == nil && p != nil {
+			k.SpankJobEnv = nsList(p.SpankJobEnv)
+		}
 	}
 	if cred, err := jobcred.Create(context.Background(), body, jobcred.Version2205, nil, unix(now)); err == nil {
 		k.Cred = cred

@@ -109,12 +109,13 @@ func TestStateStoreRecovery(t *testing.T) {
 	}
 	defer st2.Close()
 	n.Recovered(t0 + 3)
+	n.SetJournal(StoreJournal(st2))
 	n.lastUpdate = m.lastUpdate
 	if got := tableJSON(t, n); got != want {
 		t.Fatalf("recovered table differs:\n%s\n%s", want, got)
 	}
-	if n.Job(r.JobID).Payload == nil || n.Job(r.JobID).Payload.Script == "" {
-		t.Fatal("script lost")
+	if s, err := n.BatchScript(r.JobID, 0); err != nil || s == "" {
+		t.Fatalf("script lost: %q %v", s, err)
 	}
 	// New ids continue after the recovered ones.
 	if id2 := mustSubmit(t, n, cl, batchDesc(alice), alice, t0+4); id2 <= r.JobID {
@@ -297,9 +298,13 @@ func TestCrashCopyRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
+	n.SetJournal(StoreJournal(st2))
 	for _, id := range acked {
 		if n.Job(id) == nil {
 			t.Fatalf("acknowledged job %d lost", id)
+		}
+		if s, err := n.BatchScript(id, 0); err != nil || s != "#!/bin/sh\necho hello\n" {
+			t.Fatalf("job %d: script %q, %v", id, s, err)
 		}
 	}
 	if got := tableJSON(t, n); got != want {

@@ -135,6 +135,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		for _, e := range d.SpankJobEnv {
 			p.SpankJobEnv = append(p.SpankJobEnv, e.Value)
 		}
+		j.HasSpankEnv = len(p.SpankJobEnv) > 0
 		for _, a := range d.Argv {
 			p.Argv = append(p.Argv, a.Value)
 		}
@@ -287,6 +288,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	case d.Priority != NoVal && m.privileged(c.UID):
 		j.Priority, j.AdminPrio = d.Priority, true
 	}
+	internJob(j)
 	return j, nil
 }
 

@@ -35,7 +35,18 @@
 //	snapshot-<seq>.snap           snapshots, 20-digit decimal covered seq
 //	*.tmp                         snapshot being written; removed at open
 //
-// # Format version 1 (all integers little-endian)
+// # Blobs
+//
+// Records of the types a BlobLoader names are blobs: besides being replayed,
+// they stay readable by seq (Blob) for as long as the caller references them,
+// so the caller need not keep their bytes in memory (batch scripts and
+// environments). A blob is read from its journal segment until a snapshot
+// covers it; the snapshot then copies it, if the caller's latest BlobRefs
+// (declared for the snapshot's seq) lists it, and it is read from the
+// snapshot from then on. A blob is durable with its group commit like any
+// record, and readable (from memory) as soon as it is submitted.
+//
+// # Format version 1 (all integers little-endian; version 2 below)
 //
 // Segment header, 28 bytes: magic "GOSLJRNL", format version u32, flags u32 (0),
 // first seq u64, CRC32C u32 of the preceding 24 bytes. Then records, each framed
@@ -48,6 +59,13 @@
 // covered seq u64, CRC32C u32 of the preceding 24 bytes; then the caller's
 // payload; then a 20-byte trailer: payload length u64, CRC32C u32 of the payload,
 // magic "SNAPEND\x00". A snapshot is written "new file, fsync, rename, fsync dir".
+//
+// # Format version 2
+//
+// Segments are as in version 1. A snapshot's content (what the trailer's
+// length and CRC cover) is the caller's payload followed by the blob section:
+// per blob, in ascending seq order, seq u64, length u32, data; then the
+// section's length u64 (everything before it in the section).
 //
 // # Recovery and damage
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,20 +15,24 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/v<FormatVersion> from this build")
 
 // fixtureRecords are what the fixture journal holds, record i having seq i+1.
+// Blobs (type blobTestType): seq 2 is referenced when the snapshot at 3 is
+// taken and moves into it, seq 3 is not and goes, seq 8 stays in the journal.
 var fixtureRecords = []Record{
 	{Type: 1, Version: 1, Data: []byte("job 1001 submitted")},
-	{Type: 2, Version: 1, Data: []byte("node n1 registered")},
-	{Type: 1, Version: 2, Data: nil},
+	{Type: blobTestType, Version: 1, Data: []byte("#!/bin/sh\necho job 1001\n")},
+	{Type: blobTestType, Version: 1, Data: []byte("#!/bin/sh\necho job 1002, purged\n")},
 	{Type: 3, Version: 7, Data: []byte{0, 1, 2, 0xff}},
 	{Type: 1, Version: 1, Data: []byte("job 1001 completed")},
 	{Type: 0xffff, Version: 0xffff, Data: []byte("last of segment two")},
+	{Type: 1, Version: 2, Data: nil},
+	{Type: blobTestType, Version: 1, Data: []byte("#!/bin/sh\necho job 1003\n")},
 	{Type: 2, Version: 1, Data: []byte("node n1 drained")},
 }
 
 const fixtureSnapshot = "fixture snapshot at seq 3\nwith two lines\n"
 
 // writeFixture builds the fixture state: records 1..5 in the first segment, a
-// snapshot at 3 (so the first segment straddles it and stays), records 6..7
+// snapshot at 3 (so the first segment straddles it and stays), records 6..9
 // in the segment the snapshot started.
 func writeFixture(t *testing.T, dir string) {
 	s, _ := mustOpen(t, dir, Options{})
@@ -37,7 +42,11 @@ func writeFixture(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Snapshot(ctx, 3, snapWriter(fixtureSnapshot)); err != nil {
+	write := func(w io.Writer) error {
+		s.BlobRefs(3, []uint64{2})
+		return snapWriter(fixtureSnapshot)(w)
+	}
+	if err := s.Snapshot(ctx, 3, write); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Append(ctx, fixtureRecords[5:]...); err != nil {
@@ -49,14 +58,20 @@ func writeFixture(t *testing.T, dir string) {
 	os.Remove(filepath.Join(dir, LockFileName))
 }
 
-// describe renders what recovery fed a loader, for expected.txt.
-func describe(l *memLoader) string {
+// describe renders what recovery fed a loader and the blobs the store
+// holds, for expected.txt.
+func describe(s *Store, l *memLoader) string {
 	var b strings.Builder
 	if l.hasSnap {
 		fmt.Fprintf(&b, "snapshot %d %q\n", l.snapSeq, l.snap)
 	}
 	for i, r := range l.recs {
 		fmt.Fprintf(&b, "record %d type=%d version=%d data=%q\n", l.seqs[i], r.Type, r.Version, r.Data)
+	}
+	for seq := uint64(1); seq <= s.LastSeq(); seq++ {
+		if data, err := s.Blob(seq); err == nil {
+			fmt.Fprintf(&b, "blob %d data=%q\n", seq, data)
+		}
 	}
 	return b.String()
 }
@@ -72,8 +87,9 @@ func TestFixtures(t *testing.T) {
 		os.RemoveAll(cur)
 		copyDir(t, tmp, cur)
 		s, l := mustOpen(t, tmp, Options{})
+		desc := describe(s, l)
 		s.Close()
-		if err := os.WriteFile(filepath.Join(cur, "expected.txt"), []byte(describe(l)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cur, "expected.txt"), []byte(desc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		// Ordinary modes for the repository; tests copy into a private dir.
@@ -98,7 +114,7 @@ func TestFixtures(t *testing.T) {
 			os.Remove(filepath.Join(dir, "expected.txt"))
 			s, l := mustOpen(t, dir, Options{})
 			defer s.Close()
-			if got := describe(l); got != string(want) {
+			if got := describe(s, l); got != string(want) {
 				t.Fatalf("recovered:\n%s\nwant:\n%s", got, want)
 			}
 			if r := s.Recovered(); r.TruncatedBytes != 0 || len(r.Skipped) != 0 {

@@ -9,7 +9,8 @@ import (
 
 // FormatVersion is the on-disk format this package writes. Readers must keep
 // accepting every released version (testdata holds fixtures of each).
-const FormatVersion = 1
+// Version 2 added the snapshot's blob section; segments are unchanged.
+const FormatVersion = 2
 
 const (
 	segMagic    = "GOSLJRNL"

@@ -58,27 +58,38 @@ func FuzzDecodeSegment(f *testing.F) {
 }
 
 // FuzzCheckSnapshot: arbitrary snapshot files are checked without panics, and
-// an accepted one has a payload of exactly the stated length.
+// an accepted one has a payload and blobs within the file.
 func FuzzCheckSnapshot(f *testing.F) {
 	var buf bytes.Buffer
 	buf.Write(appendHeader(nil, snapMagic, 3))
-	payload := []byte("state")
-	buf.Write(payload)
-	t := binary.LittleEndian.AppendUint64(nil, uint64(len(payload)))
-	t = binary.LittleEndian.AppendUint32(t, crc32c(payload))
+	content := []byte("state")
+	content = binary.LittleEndian.AppendUint64(content, 2) // blob seq 2
+	content = binary.LittleEndian.AppendUint32(content, 4)
+	content = append(content, "blob"...)
+	content = binary.LittleEndian.AppendUint64(content, 16)
+	buf.Write(content)
+	t := binary.LittleEndian.AppendUint64(nil, uint64(len(content)))
+	t = binary.LittleEndian.AppendUint32(t, crc32c(content))
 	buf.Write(append(t, snapEnd...))
 	f.Add(buf.Bytes())
-	if b, err := os.ReadFile(filepath.Join("testdata", "v1", snapshotName(3))); err == nil {
-		f.Add(b)
+	for _, v := range []string{"v1", "v2"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", v, snapshotName(3))); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, sec, err := checkSnapshot(bytes.NewReader(b), int64(len(b)))
+		_, sec, blobs, err := checkSnapshot(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return
 		}
 		got, err := io.ReadAll(sec)
-		if err != nil || len(got) != len(b)-headerSize-snapTrailer {
+		if err != nil || len(got) > len(b)-headerSize-snapTrailer {
 			t.Fatalf("payload %d bytes (%v) of a %d-byte file", len(got), err, len(b))
+		}
+		for _, bl := range blobs {
+			if bl.off < headerSize+int64(len(got)) || bl.off+int64(bl.n) > int64(len(b)-snapTrailer) {
+				t.Fatalf("blob %d at %d+%d outside the content of a %d-byte file", bl.seq, bl.off, bl.n, len(b))
+			}
 		}
 	})
 }

@@ -31,6 +31,11 @@ func (m *memLoader) LoadSnapshot(seq uint64, r io.Reader) error {
 	return nil
 }
 
+// blobTestType is the record type the tests' loader calls a blob.
+const blobTestType = 4
+
+func (m *memLoader) BlobType(typ uint16) bool { return typ == blobTestType }
+
 func (m *memLoader) ApplyRecord(seq uint64, rec Record) error {
 	m.seqs = append(m.seqs, seq)
 	m.recs = append(m.recs, rec)

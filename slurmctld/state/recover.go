@@ -71,9 +71,10 @@ func (s *Store) recover(l Loader) error {
 	var snap *os.File
 	var snapSec *io.SectionReader
 	var snapSeq uint64
+	var snapBlobs []blobLoc
 	for _, seq := range snaps {
 		path := filepath.Join(s.dir, snapshotName(seq))
-		f, hseq, sec, err := openSnapshot(path)
+		f, hseq, sec, blobs, err := openSnapshot(path)
 		if err == nil && hseq != seq {
 			f.Close()
 			err = fmt.Errorf("header seq %d does not match its name", hseq)
@@ -90,11 +91,16 @@ func (s *Store) recover(l Loader) error {
 			}
 			continue
 		}
-		snap, snapSeq, snapSec = f, seq, sec
-		defer f.Close()
+		snap, snapSeq, snapSec, snapBlobs = f, seq, sec, blobs
 		s.recovered.SnapshotSeq = seq
 		break
 	}
+	keepSnap := false
+	defer func() {
+		if snap != nil && !keepSnap {
+			snap.Close()
+		}
+	}()
 
 	imgs, err := s.readJournal(segs, snapSeq)
 	if err != nil {
@@ -120,6 +126,10 @@ func (s *Store) recover(l Loader) error {
 				// Only reachable with IgnoreErrors: readJournal refused otherwise.
 				s.log.Error("state: journal records lost", "first", expect, "last", r.seq-1)
 			}
+			if s.blobType != nil && s.blobType(r.rec.Type) {
+				snapBlobs = append(snapBlobs, blobLoc{seq: r.seq, off: int64(r.off) + frameHeader,
+					n: uint32(len(r.rec.Data)), where: inSegment})
+			}
 			// A copy, so a record the caller keeps does not pin a whole segment.
 			r.rec.Data = bytes.Clone(r.rec.Data)
 			if err := l.ApplyRecord(r.seq, r.rec); err != nil {
@@ -131,6 +141,13 @@ func (s *Store) recover(l Loader) error {
 	}
 	s.recovered.LastSeq = last
 	s.nextSeq, s.durableSeq, s.snapSeq = last+1, last, snapSeq
+	if s.blobType != nil {
+		s.blobs = slices.Clip(snapBlobs)
+		if snap != nil {
+			keepSnap = true
+			s.snapReader = snap
+		}
+	}
 	return s.startJournal(imgs)
 }
 

@@ -54,7 +54,8 @@ func (s *Store) Snapshot(ctx context.Context, seq uint64, write func(w io.Writer
 
 	final := filepath.Join(s.dir, snapshotName(seq))
 	tmp := final + ".tmp"
-	if err := s.writeSnapshotFile(tmp, seq, write); err != nil {
+	copied, err := s.writeSnapshotFile(tmp, seq, write)
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -65,36 +66,62 @@ func (s *Store) Snapshot(ctx context.Context, seq uint64, write func(w io.Writer
 	if err := syncDir(s.dir); err != nil {
 		return err
 	}
+	// Blobs are read from the new snapshot before the files they were in go.
+	r, err := os.OpenFile(final, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	s.fmu.Lock()
 	s.mu.Lock()
 	s.snapSeq = seq
+	s.snapshotDone(seq, copied)
 	s.mu.Unlock()
+	s.rmu.Lock()
+	old := s.snapReader
+	s.snapReader = r
+	s.rmu.Unlock()
+	s.fmu.Unlock()
+	if old != nil {
+		old.Close()
+	}
 	s.compact(seq)
 	return nil
 }
 
-func (s *Store) writeSnapshotFile(path string, seq uint64, write func(w io.Writer) error) error {
+// writeSnapshotFile writes the header, the caller's payload, the blob
+// section (format 2) and the trailer; it returns the copied blobs' places
+// in the new file.
+func (s *Store) writeSnapshotFile(path string, seq uint64, write func(w io.Writer) error) ([]blobLoc, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("state: create snapshot: %w", err)
+		return nil, fmt.Errorf("state: create snapshot: %w", err)
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	bw.Write(appendHeader(nil, snapMagic, seq))
 	cw := &countingCRC{w: bw, h: crc32.New(castagnoli)}
 	if err := write(cw); err != nil {
-		return fmt.Errorf("state: snapshot payload: %w", err)
+		return nil, fmt.Errorf("state: snapshot payload: %w", err)
+	}
+	// The blob list is taken after write: write may declare BlobRefs.
+	s.mu.Lock()
+	blobs := s.snapBlobs(seq)
+	s.mu.Unlock()
+	copied, err := s.writeBlobSection(cw, headerSize+int64(cw.n), blobs)
+	if err != nil {
+		return nil, fmt.Errorf("state: snapshot blobs: %w", err)
 	}
 	t := binary.LittleEndian.AppendUint64(nil, cw.n)
 	t = binary.LittleEndian.AppendUint32(t, cw.h.Sum32())
 	t = append(t, snapEnd...)
 	bw.Write(t)
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("state: write %s: %w", path, err)
+		return nil, fmt.Errorf("state: write %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("state: fsync %s: %w", path, err)
+		return nil, fmt.Errorf("state: fsync %s: %w", path, err)
 	}
-	return f.Close()
+	return copied, f.Close()
 }
 
 // compact removes what the snapshot at seq made redundant: older snapshots
@@ -119,6 +146,7 @@ func (s *Store) compact(seq uint64) {
 		s.mu.Lock()
 		s.segments = s.segments[len(drop):]
 		s.mu.Unlock()
+		s.closeSegReaders(drop)
 	}
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -151,57 +179,68 @@ func (c *countingCRC) Write(p []byte) (int, error) {
 }
 
 // openSnapshot checks a snapshot file completely (header, trailer, payload
-// CRC) and returns the file with its covered seq and payload section.
-func openSnapshot(path string) (*os.File, uint64, *io.SectionReader, error) {
+// CRC) and returns the file with its covered seq, the caller's payload
+// section and its blobs.
+func openSnapshot(path string) (*os.File, uint64, *io.SectionReader, []blobLoc, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
-	seq, sec, err := checkSnapshot(f, st.Size())
+	seq, sec, blobs, err := checkSnapshot(f, st.Size())
 	if err != nil {
 		f.Close()
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
-	return f, seq, sec, nil
+	return f, seq, sec, blobs, nil
 }
 
-func checkSnapshot(f io.ReaderAt, size int64) (uint64, *io.SectionReader, error) {
+// checkSnapshot checks a snapshot image of size bytes. Format 1 is header,
+// payload, trailer; format 2 puts the blob section between the payload and
+// the trailer, which covers both.
+func checkSnapshot(f io.ReaderAt, size int64) (uint64, *io.SectionReader, []blobLoc, error) {
 	if size < headerSize+snapTrailer {
-		return 0, nil, fmt.Errorf("%d bytes, shorter than header and trailer", size)
+		return 0, nil, nil, fmt.Errorf("%d bytes, shorter than header and trailer", size)
 	}
 	var hb [headerSize]byte
 	var tb [snapTrailer]byte
 	if _, err := f.ReadAt(hb[:], 0); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if _, err := f.ReadAt(tb[:], size-snapTrailer); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	h, err := parseHeader(hb[:], snapMagic)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if string(tb[12:]) != snapEnd {
-		return 0, nil, fmt.Errorf("trailer: bad magic %q", tb[12:])
+		return 0, nil, nil, fmt.Errorf("trailer: bad magic %q", tb[12:])
 	}
 	n := binary.LittleEndian.Uint64(tb[0:8])
 	if n != uint64(size-headerSize-snapTrailer) {
-		return 0, nil, fmt.Errorf("trailer: payload length %d, file holds %d", n, size-headerSize-snapTrailer)
+		return 0, nil, nil, fmt.Errorf("trailer: payload length %d, file holds %d", n, size-headerSize-snapTrailer)
 	}
 	sec := io.NewSectionReader(f, headerSize, int64(n))
 	c := crc32.New(castagnoli)
 	if _, err := io.Copy(c, sec); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if got, want := c.Sum32(), binary.LittleEndian.Uint32(tb[8:12]); got != want {
-		return 0, nil, fmt.Errorf("payload crc %08x, want %08x", got, want)
+		return 0, nil, nil, fmt.Errorf("payload crc %08x, want %08x", got, want)
 	}
-	return h.seq, io.NewSectionReader(f, headerSize, int64(n)), nil
+	if h.version < 2 {
+		return h.seq, io.NewSectionReader(f, headerSize, int64(n)), nil, nil
+	}
+	payload, blobs, err := parseBlobSection(f, int64(n))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return h.seq, io.NewSectionReader(f, headerSize, payload), blobs, nil
 }
 
 func isTemp(name string) bool {

@@ -100,6 +100,21 @@ type Store struct {
 	stats        Stats
 	recovered    Recovery
 
+	// Blobs (blob.go), under mu: where each one is, the data of those not
+	// written yet, the blob frames of pending, the caller's live list.
+	blobType     func(uint16) bool
+	blobs        []blobLoc
+	unwritten    map[uint64][]byte
+	pendingBlobs []pendingBlob
+	refs         blobRefs
+
+	// fmu is held for reading while a blob is read from a file and for
+	// writing while readers are closed; rmu guards the readers.
+	fmu        sync.RWMutex
+	rmu        sync.Mutex
+	segReaders map[uint64]*os.File
+	snapReader *os.File
+
 	wmu      sync.Mutex // active segment: batches and rotation
 	seg      *os.File
 	segFirst uint64
@@ -167,7 +182,11 @@ func Open(dir string, opts Options, l Loader) (*Store, error) {
 	}
 	s := &Store{dir: dir, opts: opts, log: log, lock: lock, cur: newCommit(), done: make(chan struct{})}
 	s.work = sync.NewCond(&s.mu)
+	if bl, ok := l.(BlobLoader); ok {
+		s.blobType = bl.BlobType
+	}
 	if err := s.recover(l); err != nil {
+		s.closeReaders()
 		s.closeFiles()
 		return nil, err
 	}
@@ -204,7 +223,8 @@ func (s *Store) Stats() Stats {
 
 // Submit gives records consecutive seqs, in argument order, and queues them
 // for the next group commit without waiting. Seqs are assigned in Submit
-// call order, which is the order replay will see.
+// call order, which is the order replay will see. The Data of a blob record
+// (BlobLoader) is kept until it is written: the caller must not change it.
 func (s *Store) Submit(recs ...Record) (Ticket, error) {
 	if len(recs) == 0 {
 		return Ticket{}, errors.New("state: Submit with no records")
@@ -228,9 +248,20 @@ func (s *Store) Submit(recs ...Record) (Ticket, error) {
 	if len(s.pending) == 0 {
 		s.pendingFirst = s.nextSeq
 	}
-	for _, r := range recs {
+	first := s.nextSeq
+	var offs []int
+	if s.blobType != nil {
+		offs = make([]int, len(recs))
+	}
+	for i, r := range recs {
+		if offs != nil {
+			offs[i] = len(s.pending)
+		}
 		s.pending = appendFrame(s.pending, s.nextSeq, r)
 		s.nextSeq++
+	}
+	if offs != nil {
+		s.noteBlobs(recs, first, offs)
 	}
 	s.work.Signal()
 	return Ticket{seq: s.nextSeq - 1, c: s.cur}, nil
@@ -280,6 +311,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	err := s.failed
 	s.mu.Unlock()
+	s.closeReaders()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if cerr := s.closeFiles(); err == nil {
@@ -319,14 +351,16 @@ func (s *Store) writer() {
 		}
 		buf, c := s.pending, s.cur
 		first, last := s.pendingFirst, s.nextSeq-1
-		s.pending, s.spare = s.spare[:0], nil
+		pb := s.pendingBlobs
+		s.pending, s.spare, s.pendingBlobs = s.spare[:0], nil, nil
 		s.cur, s.inflight = newCommit(), c
 		err := s.failed
 		s.mu.Unlock()
 
+		var at int64
 		if err == nil {
 			s.wmu.Lock()
-			err = s.writeBatch(buf, first, last)
+			at, err = s.writeBatch(buf, first, last)
 			s.wmu.Unlock()
 		}
 
@@ -336,6 +370,7 @@ func (s *Store) writer() {
 			s.log.Error("state: journal write failed, no further changes can be saved", "dir", s.dir, "err", err)
 		}
 		if err == nil {
+			s.blobsWritten(pb, at)
 			s.durableSeq = last
 			s.stats.Records += last - first + 1
 			s.stats.Batches++
@@ -352,27 +387,29 @@ func (s *Store) writer() {
 }
 
 // writeBatch appends encoded frames first..last to the active segment and
-// syncs them. The caller holds wmu.
-func (s *Store) writeBatch(buf []byte, first, last uint64) error {
+// syncs them; it returns the offset in the segment buf was written at. The
+// caller holds wmu.
+func (s *Store) writeBatch(buf []byte, first, last uint64) (int64, error) {
 	if s.seg == nil {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if s.segSize >= s.opts.SegmentSize && s.segNext > s.segFirst {
 		if err := s.rotate(first); err != nil {
-			return err
+			return 0, err
 		}
 	}
+	at := s.segSize
 	n, err := s.seg.Write(buf)
 	s.segSize += int64(n)
 	if err != nil {
-		return fmt.Errorf("state: write %s: %w", s.seg.Name(), err)
+		return 0, fmt.Errorf("state: write %s: %w", s.seg.Name(), err)
 	}
 	// fdatasync also flushes the size change an append makes.
 	if err := unix.Fdatasync(int(s.seg.Fd())); err != nil {
-		return fmt.Errorf("state: fdatasync %s: %w", s.seg.Name(), err)
+		return 0, fmt.Errorf("state: fdatasync %s: %w", s.seg.Name(), err)
 	}
 	s.segNext = last + 1
-	return nil
+	return at, nil
 }
 
 // rotate closes the active segment and starts one whose first record is
