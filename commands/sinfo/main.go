@@ -67,6 +67,10 @@ type sinfo struct {
 
 	match  matchFlags
 	fields []field
+
+	// mimetype is "json" or "yaml" for --json and --yaml: every other
+	// option but -v is then ignored (see json.go).
+	mimetype string
 }
 
 func (s *sinfo) errorf(format string, a ...any) {
@@ -98,6 +102,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 	s.conn = conn
 	s.parseCommandLine(args)
 	conn.Verbose, conn.Log, conn.Prog = s.verbose, stderr, s.prog
+	if s.mimetype != "" {
+		return s.dumpNodes()
+	}
 	v, ok := getenv("SLURM_TIME_FORMAT")
 	s.tf = sc.NewTimeFormatter(v, ok, s.errorf)
 

@@ -177,9 +177,10 @@ func (s *sinfo) parseCommandLine(args []string) {
 			s.allFlag = false
 		case optLocal:
 			s.local = true
-		case optJSON, optYAML:
-			s.errorf("--json and --yaml are not supported yet")
-			s.exit(1)
+		case optJSON:
+			s.mimetype = mimeJSON
+		case optYAML:
+			s.mimetype = mimeYAML
 		}
 	}
 	if s.longOutput && s.formatSet {

@@ -68,6 +68,10 @@ type squeue struct {
 
 	jobID, userID uint32
 
+	// mimetype is "json" or "yaml" for --json and --yaml: every other
+	// option but -v is then ignored (see json.go).
+	mimetype string
+
 	fields     []field
 	stepFields []stepField
 	steps      []stepSel
@@ -103,6 +107,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 	q.conn = conn
 	q.parseCommandLine(args)
 	conn.Verbose, conn.Log, conn.Prog = q.verbose, stderr, q.prog
+	if q.mimetype != "" {
+		return q.dumpJobs()
+	}
 	v, ok := getenv("SLURM_TIME_FORMAT")
 	q.tf = sc.NewTimeFormatter(v, ok, q.errorf)
 

@@ -229,9 +229,10 @@ func (q *squeue) parseCommandLine(args []string) {
 			overrideFormatEnv = true
 		case optNoconvert:
 			q.convert |= sc.ConvertNo
-		case optJSON, optYAML:
-			q.errorf("--json and --yaml are not supported yet")
-			q.exit(1)
+		case optJSON:
+			q.mimetype = mimeJSON
+		case optYAML:
+			q.mimetype = mimeYAML
 		}
 	}
 	if q.longList && q.formatSet {
