@@ -194,7 +194,7 @@ func ReadNodeState(path string) ([]SavedNode, error) {
 	return st.Nodes, nil
 }
 
-// writeNodeState replaces the node state file: new file, fsync, rename,
+// writeStateFile replaces a state file: new file, fsync, rename,
 // fsync of the directory.
 func writeStateFile(path string, data []byte) error {
 	tmp := path + ".new"
