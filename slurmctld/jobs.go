@@ -178,13 +178,28 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 		}
 	}
 	nodeFile := filepath.Join(dir, nodeStateName)
-	saved, err := ctld.ReadNodeState(nodeFile)
+	saved, err := ctld.ReadSavedState(nodeFile)
 	if err != nil && !cli.Ignore {
 		st.Close()
 		return nil, fmt.Errorf("node state recovery: %w (start with -i to skip it)", err)
 	}
-	ctl.RestoreNodes(saved)
-	log.Info(fmt.Sprintf("Recovered state of %d down, drained or failed nodes", len(saved)))
+	switch {
+	case saved != nil:
+		ctl.RestoreNodes(saved.Nodes)
+		// As load_all_node_state: the saved records of nodes the
+		// configuration still has.
+		n, gone := configuredNodes(ctl, saved.Nodes)
+		if !cli.Recover {
+			// With -R, RecoverFull names them.
+			for _, name := range gone {
+				log.Error(fmt.Sprintf("Node %s has vanished from configuration", name))
+			}
+		}
+		log.Info(fmt.Sprintf("Recovered state of %d nodes", n))
+	case err == nil && !cli.Recover:
+		// With -R, recoverFull reads the file again and says so.
+		log.Info(fmt.Sprintf("No node state file (%s) to recover", nodeFile))
+	}
 	err = ctl.AttachJobs(ctld.JobsOptions{
 		Manager: m, Store: st, Signer: signer, Groups: lookupGroup, NodeStateFile: nodeFile,
 		Reconfig: func(c *ctld.Config) error {
@@ -210,4 +225,23 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 			log.Error(fmt.Sprintf("state close: %v", err))
 		}
 	}, nil
+}
+
+// configuredNodes counts the saved node records whose node is in the
+// configuration and names the others.
+func configuredNodes(ctl *ctld.Controller, saved []ctld.SavedNode) (n int, gone []string) {
+	ctl.View(func(nodes []*ctld.Node, _ []*ctld.Partition) {
+		in := make(map[string]bool, len(nodes))
+		for _, nd := range nodes {
+			in[nd.Name] = true
+		}
+		for _, s := range saved {
+			if in[s.Name] {
+				n++
+			} else {
+				gone = append(gone, s.Name)
+			}
+		}
+	})
+	return n, gone
 }

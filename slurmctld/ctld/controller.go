@@ -2,10 +2,14 @@ package ctld
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/auth"
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/codec"
@@ -91,28 +95,42 @@ func New(opts Options) (*Controller, error) {
 	return c, nil
 }
 
-// load installs a configuration. On reconfigure (old != nil), node state,
-// reasons and what registrations reported are kept for nodes that still
-// exist, as Slurm's read_slurm_conf does.
+// load installs a configuration. On reconfigure (old != nil) the nodes
+// that still exist keep what 22.05's _restore_node_state keeps: state
+// (slurm.conf's DOWN and DRAIN still apply), reason unless slurm.conf sets
+// one, comment, extra, and what registrations reported. Features
+// come from slurm.conf again, active ones equal to them (_set_features
+// without a node_features plugin). Partitions are slurm.conf's; Reconfigure
+// restores the old ones as ReconfigFlags says.
 func (c *Controller) load(cfg *Config, old map[string]*Node) error {
 	now := c.now().Unix()
 	nodes, err := newNodes(cfg.Conf, now, cfg.SlurmUID)
 	if err != nil {
 		return err
 	}
+	powerSave := cfg.Conf.SuspendProgram != "" && cfg.Conf.ResumeProgram != ""
+	if old != nil {
+		c.log.Info("restoring original state of nodes")
+	}
+	var cleared, added []string
 	for _, n := range nodes {
 		o := old[n.Name]
 		if o == nil {
+			if old != nil {
+				added = append(added, n.Name)
+			}
 			continue
 		}
-		n.State, n.NextState = o.State, o.NextState
-		n.Reason, n.ReasonTime, n.ReasonUID = o.Reason, o.ReasonTime, o.ReasonUID
-		n.Version, n.Arch, n.OS = o.Version, o.Arch, o.OS
-		n.CPULoad, n.FreeMem, n.CPULoadTime, n.FreeMemTime = o.CPULoad, o.FreeMem, o.CPULoadTime, o.FreeMemTime
-		n.BootTime, n.UpTime, n.SlurmdStartTime = o.BootTime, o.UpTime, o.SlurmdStartTime
-		n.LastBusy, n.LastResponse, n.Owner = o.LastBusy, o.LastResponse, o.Owner
-		n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = o.AllocCPUs, o.AllocMem, o.RunJobs, o.CompletingJobs
-		n.ProtocolVersion = o.ProtocolVersion
+		if restoreNode(n, o, powerSave) {
+			cleared = append(cleared, n.Name)
+		}
+	}
+	if len(cleared) > 0 {
+		c.log.Info("Cleared POWER_SAVE flag from nodes " + hostlist.Compress(cleared))
+	}
+	if len(added) > 0 {
+		c.log.Error("Nodes added to configuration (" + hostlist.Compress(added) + ")")
+		c.log.Error("Reboot of all slurm daemons is recommended")
 	}
 	idx := map[string]*Node{}
 	for _, n := range nodes {
@@ -125,6 +143,215 @@ func (c *Controller) load(cfg *Config, old map[string]*Node) error {
 	c.cfg, c.nodes, c.nodeIndex, c.parts = cfg, nodes, idx, parts
 	c.confUpdate, c.lastNodeUpdate, c.lastPartUpdate = now, now, now
 	return nil
+}
+
+// restoreNode carries node o's run-time record over to n, built from the
+// configuration read again. It reports whether power-saving flags were
+// cleared (no SuspendProgram and ResumeProgram any more).
+func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
+	confDown, confDrain := n.IsDown(), n.IsDrain()
+	if o.IsFuture() && !n.IsFuture() {
+		n.State = n.State&msg.NodeStateBase | o.State&^msg.NodeStateBase
+	} else {
+		n.State = o.State
+	}
+	if confDown {
+		n.State = n.State&^msg.NodeStateBase | msg.NodeStateDown
+	}
+	if confDrain {
+		n.State |= msg.NodeStateDrain
+	}
+	const power = msg.NodeStatePoweredDown | msg.NodeStatePoweringDown | msg.NodeStatePoweringUp
+	if !powerSave && n.State&power != 0 {
+		n.State &^= power
+		cleared = true
+	}
+	n.NextState = o.NextState
+	if n.Reason == "" {
+		n.Reason, n.ReasonTime, n.ReasonUID = o.Reason, o.ReasonTime, o.ReasonUID
+	}
+	// The weight is slurm.conf's again (real 22.05 shows it so, though
+	// its node record copies the old one).
+	n.Comment, n.Extra = o.Comment, o.Extra
+	// The slurmd version and free memory are unknown until the node
+	// registers again (as 22.05, which does not carry them over).
+	n.Arch, n.OS = o.Arch, o.OS
+	n.CPULoad, n.CPULoadTime = o.CPULoad, o.CPULoadTime
+	n.BootTime, n.UpTime, n.SlurmdStartTime = o.BootTime, o.UpTime, o.SlurmdStartTime
+	n.LastBusy, n.LastResponse, n.Owner = o.LastBusy, o.LastResponse, o.Owner
+	n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = o.AllocCPUs, o.AllocMem, o.RunJobs, o.CompletingJobs
+	n.ProtocolVersion = o.ProtocolVersion
+	return cleared
+}
+
+// restoreParts is _restore_part_state after a reconfigure: with
+// KeepPartInfo the partitions keep what scontrol changed (and those only
+// scontrol created come back), with KeepPartState only their State (of
+// those slurm.conf still has); without either, slurm.conf's partitions
+// stand. Called under the write lock, after load.
+func (c *Controller) restoreParts(old []*Partition, oldDefault string) {
+	info, state := false, false
+	for _, f := range c.cfg.Conf.ReconfigFlags {
+		switch {
+		case strings.EqualFold(f, "KeepPartInfo"):
+			info = true
+		case strings.EqualFold(f, "KeepPartState"):
+			state = true
+		}
+	}
+	switch {
+	case info:
+		c.log.Info("restoring original partition state")
+	case state:
+		c.log.Info("restoring original partition state only (up/down)")
+	default:
+		return
+	}
+	for _, o := range old {
+		p := c.findPart(o.Name)
+		switch {
+		case p != nil && !info:
+			if p.StateUp != o.StateUp {
+				c.log.Info(fmt.Sprintf("Partition %s State differs from slurm.conf", p.Name))
+				p.StateUp = o.StateUp
+			}
+		case p != nil:
+			c.keepPartInfo(p, o)
+		case !info:
+			c.log.Info(fmt.Sprintf("Partition %s missing from slurm.conf, not restoring it", o.Name))
+			continue
+		default:
+			c.log.Error(fmt.Sprintf("Partition %s missing from slurm.conf, restoring it", o.Name))
+			cp := new(conf.Partition)
+			*cp = *o.Conf
+			p = &Partition{Name: o.Name, Conf: cp, StateUp: o.StateUp, Flags: o.Flags &^ msg.PartFlagDefault}
+			c.parts = append(c.parts, p)
+			c.relinkPartNodes(p, o)
+		}
+		p.sched = nil
+	}
+	cur := ""
+	for _, p := range c.parts {
+		if p.Flags&msg.PartFlagDefault != 0 {
+			cur = p.Name
+		}
+	}
+	if d := c.findPart(oldDefault); oldDefault != "" && oldDefault != cur && d != nil {
+		c.log.Error("Default partition reset to " + oldDefault)
+		for _, p := range c.parts {
+			p.Flags &^= msg.PartFlagDefault
+			p.sched = nil
+		}
+		d.Flags |= msg.PartFlagDefault
+	}
+	c.relinkPartitions()
+}
+
+// keepPartInfo gives partition p (from slurm.conf) the values of its
+// record o before the reconfigure, for the fields 22.05 restores, each
+// difference logged as "Partition X <field> differs from slurm.conf".
+func (c *Controller) keepPartInfo(p, o *Partition) {
+	n, x := p.Conf, o.Conf
+	differs := func(field string, diff bool) bool {
+		if diff {
+			c.log.Error(fmt.Sprintf("Partition %s %s differs from slurm.conf", p.Name, field))
+		}
+		return diff
+	}
+	list := func(a, b conf.List) bool { return strings.Join(a, ",") != strings.Join(b, ",") }
+	if differs("AllowAccounts", list(n.AllowAccounts, x.AllowAccounts)) {
+		n.AllowAccounts = x.AllowAccounts
+	}
+	if differs("AllowNodes", list(n.AllocNodes, x.AllocNodes)) {
+		n.AllocNodes = x.AllocNodes
+	}
+	if differs("AllowGroups", list(n.AllowGroups, x.AllowGroups)) {
+		n.AllowGroups = x.AllowGroups
+	}
+	if differs("AllowQos", list(n.AllowQos, x.AllowQos)) {
+		n.AllowQos = x.AllowQos
+	}
+	if differs("Alternate", n.Alternate != x.Alternate) {
+		n.Alternate = x.Alternate
+	}
+	if differs("DefMemPerCPU", n.DefMemPerCPU != x.DefMemPerCPU || n.DefMemPerNode != x.DefMemPerNode) {
+		n.DefMemPerCPU, n.DefMemPerNode = x.DefMemPerCPU, x.DefMemPerNode
+	}
+	if differs("DefaultTime", n.DefaultTime != x.DefaultTime) {
+		n.DefaultTime = x.DefaultTime
+	}
+	if differs("DenyAccounts", list(n.DenyAccounts, x.DenyAccounts)) {
+		n.DenyAccounts = x.DenyAccounts
+	}
+	if differs("DenyQos", list(n.DenyQos, x.DenyQos)) {
+		n.DenyQos = x.DenyQos
+	}
+	for _, f := range []struct {
+		name string
+		bit  uint16
+	}{{"Hidden", msg.PartFlagHidden}, {"DisableRootJobs", msg.PartFlagNoRoot},
+		{"ExclusiveUser", msg.PartFlagExclusiveUser}, {"RootOnly", msg.PartFlagRootOnly},
+		{"ReqResv", msg.PartFlagReqResv}, {"LLN", msg.PartFlagLLN}} {
+		if differs(f.name, p.Flags&f.bit != o.Flags&f.bit) {
+			p.Flags = p.Flags&^f.bit | o.Flags&f.bit
+		}
+	}
+	if differs("GraceTime", n.GraceTime != x.GraceTime) {
+		n.GraceTime = x.GraceTime
+	}
+	if differs("MaxCPUsPerNode", n.MaxCPUsPerNode != x.MaxCPUsPerNode) {
+		n.MaxCPUsPerNode = x.MaxCPUsPerNode
+	}
+	if differs("MaxMemPerNode/MaxMemPerCPU", n.MaxMemPerCPU != x.MaxMemPerCPU || n.MaxMemPerNode != x.MaxMemPerNode) {
+		n.MaxMemPerCPU, n.MaxMemPerNode = x.MaxMemPerCPU, x.MaxMemPerNode
+	}
+	if differs("MaxNodes", n.MaxNodes != x.MaxNodes) {
+		n.MaxNodes = x.MaxNodes
+	}
+	if differs("OverSubscribe", n.MaxShare != x.MaxShare || !strings.EqualFold(n.OverSubscribe, x.OverSubscribe)) {
+		n.MaxShare, n.OverSubscribe = x.MaxShare, x.OverSubscribe
+	}
+	if differs("MaxTime", n.MaxTime != x.MaxTime) {
+		n.MaxTime = x.MaxTime
+	}
+	if differs("MinNodes", n.MinNodes != x.MinNodes) {
+		n.MinNodes = x.MinNodes
+	}
+	if differs("Nodes", p.NodeList() != o.NodeList()) {
+		c.relinkPartNodes(p, o)
+	}
+	if differs("OverTimeLimit", n.OverTimeLimit != x.OverTimeLimit) {
+		n.OverTimeLimit = x.OverTimeLimit
+	}
+	if differs("PreemptMode", list(n.PreemptMode, x.PreemptMode)) {
+		n.PreemptMode = x.PreemptMode
+	}
+	if differs("PriorityJobFactor", n.PriorityJobFactor != x.PriorityJobFactor) {
+		n.PriorityJobFactor = x.PriorityJobFactor
+	}
+	if differs("PriorityTier", n.PriorityTier != x.PriorityTier) {
+		n.PriorityTier = x.PriorityTier
+	}
+	if differs("QOS", n.QOS != x.QOS) {
+		n.QOS = x.QOS
+	}
+	if differs("State", p.StateUp != o.StateUp) {
+		p.StateUp = o.StateUp
+	}
+}
+
+// relinkPartNodes gives p the members of o (its record before the
+// reconfigure) that the new node table has, and o's Nodes= as written.
+func (c *Controller) relinkPartNodes(p, o *Partition) {
+	p.Nodes = p.Nodes[:0:0]
+	for _, on := range o.Nodes {
+		if n := c.nodeIndex[on.Name]; n != nil {
+			p.Nodes = append(p.Nodes, n)
+		}
+	}
+	sort.Slice(p.Nodes, func(a, b int) bool { return p.Nodes[a].Index < p.Nodes[b].Index })
+	p.Conf.Nodes, p.Conf.NodeNames, p.Conf.NodeSets = o.Conf.Nodes, o.Conf.NodeNames, o.Conf.NodeSets
+	p.keepShown, p.shownNodes = o.keepShown, o.shownNodes
 }
 
 // Config returns the configuration in force.
@@ -182,9 +409,16 @@ func (c *Controller) Reconfigure() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	oldParts, oldDefault := c.parts, ""
+	for _, p := range oldParts {
+		if p.Flags&msg.PartFlagDefault != 0 {
+			oldDefault = p.Name
+		}
+	}
 	if err := c.load(cfg, c.nodeIndex); err != nil {
 		return err
 	}
+	c.restoreParts(oldParts, oldDefault)
 	if c.jobs != nil && c.jobs.opts.Reconfig != nil {
 		if err := c.jobs.opts.Reconfig(cfg); err != nil {
 			return err

@@ -58,12 +58,16 @@ func TestRPCSuspend(t *testing.T) {
 	if j := m.Job(1); j.Base() != msg.JobSuspended {
 		t.Errorf("state %#x", j.State)
 	}
-	// The node keeps the job's allocation while it is suspended.
-	if n := node(ctl, "n1"); n.Base() != msg.NodeStateAllocated || n.RunJobs != 1 {
-		t.Errorf("n1: state %#x run %d", n.State, n.RunJobs)
+	// As cons_tres: the suspended job's cores go back (the node is idle
+	// again for the scheduler and node info); its memory stays.
+	if n := node(ctl, "n1"); n.Base() != msg.NodeStateIdle || n.RunJobs != 0 || n.AllocCPUs != 0 {
+		t.Errorf("n1 with the job suspended: state %#x run %d cpus %d", n.State, n.RunJobs, n.AllocCPUs)
 	}
 	if got := rc(ctl.Serve(ctx, req(0, msg.ResumeJob, "1"))); got != 0 || m.Job(1).Base() != msg.JobRunning {
 		t.Errorf("resume: %d %#x", got, m.Job(1).State)
+	}
+	if n := node(ctl, "n1"); n.Base() != msg.NodeStateAllocated || n.RunJobs != 1 || n.AllocCPUs == 0 {
+		t.Errorf("n1 with the job resumed: state %#x run %d cpus %d", n.State, n.RunJobs, n.AllocCPUs)
 	}
 	if got := rc(ctl.Serve(ctx, req(0, msg.ResumeJob, "1"))); got != slurmerr.ESLURM_JOB_NOT_SUSPENDED {
 		t.Errorf("resume again: %d", got)

@@ -22,29 +22,77 @@ type Usage struct {
 	CompletingJobs int
 }
 
-// NodeUsage returns the usage of every node of an n-node table.
+// NodeUsage returns the usage of every node of an n-node table, as
+// cons_tres accounts it. A job suspended by scontrol (or one that ended
+// while suspended) holds its memory but not its cores, and does not count
+// as running on the node (slurmctld's _suspend_job_nodes and
+// job_res_rm_job with the "resume" action, cores only). Cores held by
+// more than one job (shared, or given back to a resumed job that others
+// took meanwhile) count once, as the union of the jobs' core bitmaps.
 func (m *Manager) NodeUsage(n int) []Usage {
 	u := make([]Usage, n)
+	held := make([][]uint64, n)
 	for _, j := range m.jobs {
 		if !j.holdsResources() {
 			continue
 		}
+		cores := !j.coresReleased()
 		for k, i := range j.NodeIdx {
 			if i < 0 || i >= n {
 				continue
 			}
-			if j.Running() {
+			switch {
+			case j.Base() == msg.JobRunning:
 				u[i].RunJobs++
-				u[i].CPUs += j.NodeCPUs[k]
-				u[i].MemMB += j.NodeMem[k]
-			} else if contains(j.Completing, j.Nodes[k]) {
+			case j.Running(): // suspended
+			case contains(j.Completing, j.Nodes[k]):
 				u[i].CompletingJobs++
-				u[i].CPUs += j.NodeCPUs[k]
-				u[i].MemMB += j.NodeMem[k]
+			default:
+				continue
+			}
+			u[i].MemMB += j.NodeMem[k]
+			if cores {
+				u[i].CPUs += newCPUs(&held[i], j, k)
 			}
 		}
 	}
 	return u
+}
+
+// newCPUs marks the cores job j holds on its k-th node in held (a bitmap
+// of core ids) and returns the CPUs they add that no other job's cores
+// already counted.
+func newCPUs(held *[]uint64, j *Job, k int) uint32 {
+	if k >= len(j.NodeCores) || len(j.NodeCores[k]) == 0 {
+		return j.NodeCPUs[k]
+	}
+	fresh := 0
+	for _, c := range j.NodeCores[k] {
+		w, bit := int(c/64), uint64(1)<<(c%64)
+		for len(*held) <= w {
+			*held = append(*held, 0)
+		}
+		if (*held)[w]&bit == 0 {
+			(*held)[w] |= bit
+			fresh++
+		}
+	}
+	return j.NodeCPUs[k] * uint32(fresh) / uint32(len(j.NodeCores[k]))
+}
+
+// coresReleased reports a job whose cores went back to the scheduler
+// while it keeps its nodes: suspended, or ended while suspended (its end
+// time is then its suspend time, as slurmctld sets it; the job record has
+// no other mark of it, so a job resumed and ended within the same second
+// also counts here).
+func (j *Job) coresReleased() bool {
+	switch {
+	case j.Base() == msg.JobSuspended:
+		return true
+	case j.Finished():
+		return j.SuspendTime != 0 && j.EndTime == j.SuspendTime && j.IsCompleting()
+	}
+	return false
 }
 
 // entry maps a snapshot pending id back to its job.
@@ -94,7 +142,9 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 	synth := synthBase
 	for _, j := range m.Jobs() {
 		if j.holdsResources() && len(j.NodeIdx) > 0 {
-			s.Running = append(s.Running, m.allocationOf(j))
+			if a, ok := m.heldBy(j); ok {
+				s.Running = append(s.Running, a)
+			}
 		}
 		if !j.Pending() {
 			continue
@@ -207,6 +257,25 @@ func (m *Manager) setReason(j *Job, r uint16, now int64) {
 		j.Reason = r
 		m.touch(j, now)
 	}
+}
+
+// heldBy is what j holds for the scheduler: its allocation, or for a job
+// whose cores went back (coresReleased) only the memory it keeps, no
+// cores, no exclusivity (nothing when that is no memory at all).
+func (m *Manager) heldBy(j *Job) (sched.Allocation, bool) {
+	a := m.allocationOf(j)
+	if !j.coresReleased() {
+		return a, true
+	}
+	// Out of cons_tres's partition rows: no partition's sharing rules see
+	// it (Shared with every core count at zero keeps it neutral).
+	a.Exclusive, a.ExclusiveUser, a.Shared, a.Partition = false, false, true, ""
+	mem := false
+	for k := range a.Nodes {
+		a.Nodes[k].Cores, a.Nodes[k].CPUs = nil, 0
+		mem = mem || a.Nodes[k].MemoryMB > 0
+	}
+	return a, mem
 }
 
 func (m *Manager) allocationOf(j *Job) sched.Allocation {

@@ -228,14 +228,21 @@ func (m *Manager) cancelTask(meta *Job, task uint32, now int64) {
 }
 
 // endJob moves a running job to a final state; its nodes are completing
-// until each sends MESSAGE_EPILOG_COMPLETE.
+// until each sends MESSAGE_EPILOG_COMPLETE. A suspended job ends at the
+// time it was suspended (as job_signal, _job_complete, _job_fail and
+// kill_running_job_by_node_name set it), so its run time leaves out the
+// time it spent stopped.
 func (m *Manager) endJob(j *Job, base uint32, reason uint16, now int64) {
+	suspended := j.Base() == msg.JobSuspended
 	j.setBase(base)
 	j.State |= msg.JobCompleting
 	if reason != 0 {
 		j.Reason = reason
 	}
 	j.EndTime = now
+	if suspended && j.SuspendTime != 0 {
+		j.EndTime = j.SuspendTime
+	}
 	j.Completing = append([]string(nil), j.Nodes...)
 	m.touch(j, now)
 }

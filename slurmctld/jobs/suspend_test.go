@@ -182,15 +182,105 @@ func TestSuspendResumeTimeLimit(t *testing.T) {
 	}
 }
 
-// A suspended job keeps its allocation: its nodes stay in use.
-func TestSuspendKeepsResources(t *testing.T) {
+// A suspended job gives its cores back but keeps its memory, as
+// cons_tres's job_res_rm_job with the "resume" action: its node is no
+// longer running it, another job may start on those cores, and resuming
+// counts the cores again (once, however many jobs hold them).
+func TestSuspendReleasesCores(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		memory    bool   // CR_Core_Memory
+		mem       uint64 // --mem of both jobs (MB), 0 for none
+		thirdRuns bool   // the waiting job starts on the suspended job's cores
+		heldMem   uint64 // memory the suspended job still holds on its node
+	}{
+		{"cores only", false, 0, true, 0},
+		{"memory left for another", true, 1024, true, 1024},
+		{"memory all held", true, 4096, false, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := testCluster()
+			cl.Config.MemoryConsumable = tc.memory
+			m := newTestManager(nil)
+			desc := func() *msg.JobDesc {
+				d := batchDesc(alice)
+				d.MinNodes, d.MaxNodes, d.NumTasks = 1, 1, 16 // a whole node's cores
+				d.ReqNodes = msg.Str("n1")
+				if tc.mem != 0 {
+					d.PnMinMemory = tc.mem
+				}
+				return d
+			}
+			first := mustSubmit(t, m, cl, desc(), alice, t0)
+			mustSchedule(t, m, cl, t0)
+			second := mustSubmit(t, m, cl, desc(), alice, t0+1)
+			mustSchedule(t, m, cl, t0+1)
+			if !m.Job(first).Running() || !m.Job(second).Pending() {
+				t.Fatal("setup: the second job should wait for n1")
+			}
+			if _, _, err := m.Suspend(suspendReq(msg.SuspendJob, itoa(first)), root, cl, t0+2); err != nil {
+				t.Fatal(err)
+			}
+			u := m.NodeUsage(len(cl.Nodes))[0]
+			if want := (Usage{MemMB: tc.heldMem}); u != want {
+				t.Fatalf("n1 with the job suspended: %+v, want %+v", u, want)
+			}
+			mustSchedule(t, m, cl, t0+3)
+			if got := m.Job(second).Running(); got != tc.thirdRuns {
+				t.Fatalf("waiting job started: %v, want %v", got, tc.thirdRuns)
+			}
+			if _, _, err := m.Suspend(suspendReq(msg.ResumeJob, itoa(first)), root, cl, t0+4); err != nil {
+				t.Fatal(err)
+			}
+			u = m.NodeUsage(len(cl.Nodes))[0]
+			runs := 1
+			if tc.thirdRuns {
+				runs = 2
+			}
+			// The cores are held twice now; node info counts them once.
+			if u.RunJobs != runs || u.CPUs != 16 {
+				t.Fatalf("n1 with the job resumed: %+v", u)
+			}
+		})
+	}
+}
+
+// A suspended job that is cancelled ends at its suspend time (RunTime is
+// what it ran before), and while it completes its node holds its memory
+// but none of its cores.
+func TestCancelSuspended(t *testing.T) {
 	m, cl, run, _ := runningPair(t)
-	if _, _, err := m.Suspend(suspendReq(msg.SuspendJob, itoa(run)), root, cl, t0+1); err != nil {
+	if _, _, err := m.Suspend(suspendReq(msg.SuspendJob, itoa(run)), root, cl, t0+100); err != nil {
 		t.Fatal(err)
 	}
-	u := m.NodeUsage(len(cl.Nodes))
-	if u[0].RunJobs != 1 || u[0].CPUs == 0 {
-		t.Fatalf("usage %+v", u[0])
+	kill := &msg.JobStepKillRequest{StepID: msg.StepID{JobID: run, StepID: NoVal, StepHetComp: NoVal}, Signal: sigKill}
+	if _, err := m.Kill(kill, root, cl, t0+700); err != nil {
+		t.Fatal(err)
+	}
+	j := m.Job(run)
+	if j.Base() != msg.JobCancelled || !j.IsCompleting() || j.EndTime != t0+100 || j.SuspendTime != t0+100 || j.PreSusTime != 100 {
+		t.Fatalf("cancelled: state %#x end %d suspend %d presus %d", j.State, j.EndTime-t0, j.SuspendTime-t0, j.PreSusTime)
+	}
+	i := j.NodeIdx[0]
+	if u := m.NodeUsage(len(cl.Nodes))[i]; u.CPUs != 0 || u.RunJobs != 0 || u.CompletingJobs != 1 || u.MemMB != j.NodeMem[0] {
+		t.Fatalf("node of the cancelled job: %+v", u)
+	}
+	// A job that ran to the end, resumed before, ends when it ends.
+	m, cl, run, _ = runningPair(t)
+	for k, op := range []uint16{msg.SuspendJob, msg.ResumeJob} {
+		if _, _, err := m.Suspend(suspendReq(op, itoa(run)), root, cl, t0+100+int64(k)*50); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Kill(kill, root, cl, t0+700); err != nil {
+		t.Fatal(err)
+	}
+	j = m.Job(run)
+	if j.EndTime != t0+700 {
+		t.Fatalf("end of a resumed job: %d", j.EndTime-t0)
+	}
+	if u := m.NodeUsage(len(cl.Nodes))[j.NodeIdx[0]]; u.CPUs == 0 || u.CompletingJobs != 1 {
+		t.Fatalf("node of the resumed, cancelled job: %+v", u)
 	}
 }
 

@@ -213,7 +213,10 @@ func TestSlurmctldSuspendErrors(t *testing.T) {
 		defer c.Stop()
 		running := ctldSbatch(t, c, "-o", "/dev/null", "--wrap", "sleep 300")
 		ctldWaitJob(t, c, running, 60*time.Second, "RUNNING")
-		pending := ctldSbatch(t, c, "-o", "/dev/null", "--wrap", "sleep 300")
+		// Held: a suspended job's core is free for it, and when the
+		// scheduler gets to it differs (real runs it from its background
+		// loop, a moment after the suspend).
+		pending := ctldSbatch(t, c, "-H", "-o", "/dev/null", "--wrap", "sleep 300")
 		ctldWaitJob(t, c, pending, 30*time.Second, "PENDING")
 		r, p := strconv.Itoa(int(running)), strconv.Itoa(int(pending))
 		steps := []struct {
@@ -255,5 +258,73 @@ func TestSlurmctldSuspendErrors(t *testing.T) {
 	}
 	want := run(real, "-c", "-i")
 	got := run(ours, "-c")
+	ctldCompare(t, want, got)
+}
+
+var (
+	suspendTimeRE = regexp.MustCompile(`SuspendTime=(\S+)`)
+	endTimeRE     = regexp.MustCompile(`EndTime=(\S+)`)
+	runTimeRE     = regexp.MustCompile(`RunTime=\S+`)
+	nodeUsageRE   = regexp.MustCompile(`(State|CPUAlloc|AllocMem|AllocTRES)=\S*`)
+)
+
+// suspendUsage is what the real commands say of node n1's use: sinfo's
+// state and CPU counts, and scontrol's State, CPUAlloc, AllocMem and
+// AllocTRES.
+func suspendUsage(c *ctldharness.Cluster) string {
+	o, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N %T %C")
+	show, _, _ := c.Run("scontrol", "show", "node", "n1")
+	return strings.TrimSpace(o) + " | " + strings.Join(nodeUsageRE.FindAllString(show, -1), " ") + "\n"
+}
+
+// TestSlurmctldSuspendReleasesCores: as real cons_tres, a job suspended by
+// scontrol gives its cores back (the node reads idle, CPUAlloc 0) and a
+// waiting job starts on them; resumed, the two share the core and the
+// node counts it once. A suspended job that is cancelled ends at its
+// suspend time. Real slurmctld and ours, same real commands and slurmd.
+func TestSlurmctldSuspendReleasesCores(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 1})
+	run := func(bin string, args ...string) map[string]string {
+		out := map[string]string{}
+		c.Start(bin, args...)
+		defer c.Stop()
+		a := ctldSbatch(t, c, "-o", "/dev/null", "--wrap", "sleep 300")
+		ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
+		b := ctldSbatch(t, c, "-H", "-o", "/dev/null", "--wrap", "sleep 300")
+		sa, sb := strconv.Itoa(int(a)), strconv.Itoa(int(b))
+		out["1 running"] = suspendUsage(c)
+		out["2 suspend"] = ctldRun(c, "scontrol", "suspend", sa)
+		out["3 suspended"] = suspendUsage(c) + ctldRun(c, "squeue", "-o", "%i %t %r")
+		out["4 release"] = ctldRun(c, "scontrol", "release", sb)
+		ctldWaitJob(t, c, b, 90*time.Second, "RUNNING")
+		out["5 other job on the cores"] = suspendUsage(c) + ctldRun(c, "squeue", "-o", "%i %t %r")
+		out["6 resume"] = ctldRun(c, "scontrol", "resume", sa)
+		out["7 both running"] = suspendUsage(c) + ctldRun(c, "squeue", "-o", "%i %t %r")
+		out["8 cancel other"] = ctldRun(c, "scancel", sb)
+		ctldWaitJob(t, c, b, 60*time.Second, "CANCELLED")
+		out["9 suspend again"] = ctldRun(c, "scontrol", "suspend", sa)
+		time.Sleep(1100 * time.Millisecond) // the end time must not be now
+		out["10 cancel suspended"] = ctldRun(c, "scancel", sa)
+		ctldWaitJob(t, c, a, 60*time.Second, "CANCELLED")
+		show, _, _ := c.Run("scontrol", "show", "job", sa)
+		s, e := suspendTimeRE.FindStringSubmatch(show), endTimeRE.FindStringSubmatch(show)
+		out["11 cancelled"] = fmt.Sprintf("EndTime is SuspendTime: %v\n", s != nil && e != nil && s[1] == e[1]) +
+			runTimeRE.ReplaceAllString(strings.Join(regexp.MustCompile(`(JobState|Reason|RunTime)=\S+`).FindAllString(show, -1), " "), "RunTime=<t>") + "\n"
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("sinfo", "-h", "-o", "%T")
+			return strings.TrimSpace(o) == "idle"
+		}); err != nil {
+			t.Errorf("node not idle at the end: %v", err)
+		}
+		out["12 idle"] = suspendUsage(c)
+		return out
+	}
+	want := run(real, "-c", "-i")
+	got := run(ours, "-c")
+	if !strings.HasPrefix(want["11 cancelled"], "EndTime is SuspendTime: true") {
+		t.Errorf("real slurmctld: the cancelled suspended job:\n%s", want["11 cancelled"])
+	}
 	ctldCompare(t, want, got)
 }
