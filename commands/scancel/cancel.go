@@ -19,9 +19,10 @@ const (
 	jobSuspended = 2
 	jobStateBase = 0xff
 
+	// KILL_JOB_BATCH, KILL_FULL_JOB and KILL_HURRY of slurm.h.
 	killJobBatch = 0x01
-	killFullJob  = 0x20
-	killHurry    = 0x10
+	killFullJob  = 0x08
+	killHurry    = 0x20
 
 	sigKill = 9
 	// maxCancelRetry is how often a request is retried while the job is
@@ -440,13 +441,9 @@ func (s *scancel) sleepRetry(i int) {
 	sleep(5 + i)
 }
 
-// cancelJobID is _cancel_job_id: REQUEST_KILL_JOB with the id string.
-func (s *scancel) cancelJobID(id string) int {
-	o := &s.opt
-	sig, sigSet := o.signal, true
-	if sig == noVal16 {
-		sig, sigSet = sigKill, false
-	}
+// killFlags are the kill request's flags for -b, -f and -H, and the word
+// the verbose message puts before "job".
+func (o *options) killFlags() (uint16, string) {
 	var flags uint16
 	jobType := ""
 	if o.batch {
@@ -460,6 +457,17 @@ func (s *scancel) cancelJobID(id string) int {
 	if o.hurry {
 		flags |= killHurry
 	}
+	return flags, jobType
+}
+
+// cancelJobID is _cancel_job_id: REQUEST_KILL_JOB with the id string.
+func (s *scancel) cancelJobID(id string) int {
+	o := &s.opt
+	sig, sigSet := o.signal, true
+	if sig == noVal16 {
+		sig, sigSet = sigKill, false
+	}
+	flags, jobType := o.killFlags()
 	if !sigSet {
 		s.verbosef("Terminating %sjob %s", jobType, id)
 	} else {

@@ -135,3 +135,30 @@ func TestDefaultPath(t *testing.T) {
 		}
 	}
 }
+
+// Regression: -f sent KILL_HURRY (0x20) and -H KILL_FED_REQUEUE (0x10),
+// so `scancel -f -s TERM` left the batch shell alone where real scancel
+// signals it.
+func TestKillFlags(t *testing.T) {
+	tests := []struct {
+		args  []string
+		flags uint16
+		kind  string
+	}{
+		{nil, 0, ""},
+		{[]string{"-b"}, 0x01, "batch "},
+		{[]string{"-f"}, 0x08, "full "},
+		{[]string{"-H"}, 0x20, ""},
+		{[]string{"-b", "-H"}, 0x21, "batch "},
+	}
+	for _, tt := range tests {
+		s, errb := newTest(nil)
+		if code := parse(s, append(tt.args, "12")...); code != -1 {
+			t.Fatalf("%q: exited %d: %s", tt.args, code, errb)
+		}
+		flags, kind := s.opt.killFlags()
+		if flags != tt.flags || kind != tt.kind {
+			t.Errorf("%q: flags %#x %q, want %#x %q", tt.args, flags, kind, tt.flags, tt.kind)
+		}
+	}
+}

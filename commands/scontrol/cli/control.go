@@ -120,6 +120,12 @@ func (s *state) reportArrayErrors(resp *msg.JobArrayErrorsResponse) {
 
 // jobRPC sends a job request answered by RC or RESPONSE_JOB_ARRAY_ERRORS.
 func (s *state) jobRPC(mt msgtype.Type, body any) error {
+	if d, ok := body.(*msg.JobDesc); ok {
+		// Slurm's packer sets these on every job descriptor it packs,
+		// so real scontrol's hold, release and update requests carry
+		// them; ours are then byte for byte the same.
+		d.SetDefaultBits()
+	}
 	v, err := s.rpc(mt, body, msgtype.RESPONSE_JOB_ARRAY_ERRORS)
 	if errors.Is(err, io.EOF) {
 		// slurmctld 22.05 closes the connection without a reply for
