@@ -17,6 +17,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
 // Version is the Slurm release goslurm's controller reports.
@@ -86,6 +87,10 @@ func New(opts Options) (*Controller, error) {
 	}
 	if c.cd == nil {
 		c.cd = &codec.Codec{Bodies: msg.Registry()}
+	}
+	// REQUEST_JOB_INFO answers from cached packed records (rpcJobInfo).
+	if err := jobs.RegisterPackedJobInfo(c.cd.Bodies); err != nil {
+		return nil, err
 	}
 	c.boot = c.now().Unix()
 	if err := c.load(opts.Config, nil); err != nil {

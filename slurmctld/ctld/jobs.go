@@ -397,6 +397,10 @@ func (c *Controller) rpcJobInfo(_ context.Context, r *server.Request) *server.Re
 		req := bodyOf[msg.JobInfoRequest](r.Body)
 		lastUpdate, flags, ids = req.LastUpdate, req.ShowFlags, req.JobIDs
 	}
+	// Cached packed records when the registry can send them as they are
+	// (jobs.RegisterPackedJobInfo): under the lock only the changed jobs
+	// are packed; the body is copied out after it is released.
+	packed := jobs.AcceptsPackedJobInfo(c.cd.Bodies)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lastUpdate != 0 && noChange(lastUpdate, max(c.boot, c.jobs.m.LastUpdate())) {
@@ -405,6 +409,14 @@ func (c *Controller) rpcJobInfo(_ context.Context, r *server.Request) *server.Re
 	cl, err := c.jobCluster()
 	if err != nil {
 		return server.RC(slurmerr.SLURM_ERROR)
+	}
+	if packed {
+		// An error is a version the cache does not pack: the list is
+		// then built below.
+		p, err := c.jobs.m.PackJobInfo(r.Header.Version, cl, len(c.nodes), flags, uid, ids, c.now().Unix())
+		if err == nil {
+			return &server.Response{MsgType: msgtype.RESPONSE_JOB_INFO, Body: p}
+		}
 	}
 	resp := c.jobs.m.JobInfoMsg(cl, len(c.nodes), flags, uid, c.now().Unix())
 	if ids != nil {

@@ -10,6 +10,13 @@ import (
 // substitutions pack_job makes (time limit from the partition, expected
 // times of pending jobs, requested partitions while pending). nodeCount is
 // the size of the node table (node_inx bitmaps index it).
+//
+// The list cache (infocache.go) reuses a packed record while the job's
+// content fingerprint and infoClusterKey are unchanged: a record must
+// depend only on the job (less the fields the fingerprint skips, see
+// jobHasher), the cluster's nodes and partitions (less their State), the
+// cluster name and select plugin, nodeCount and showFlags. The clock only
+// moves a pending job's start and end (pendingTimes), which are patched.
 func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now int64) msg.JobInfo {
 	ji := msg.JobInfo{
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, Container: ns(j.Container),
@@ -70,17 +77,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 			ji.Partition = ns(j.PartitionReq)
 		}
 		ji.Features = ns(j.Features)
-		ji.StartTime = j.EstStart
-		if ji.StartTime != 0 && ji.StartTime < now {
-			ji.StartTime = now
-		}
-		if j.BeginTime > now && ji.StartTime < j.BeginTime {
-			ji.StartTime = j.BeginTime
-		}
-		ji.EndTime = 0
-		if ji.StartTime != 0 && ji.TimeLimit != Infinite && ji.TimeLimit != NoVal {
-			ji.EndTime = ji.StartTime + int64(ji.TimeLimit)*60
-		}
+		ji.StartTime, ji.EndTime = pendingTimes(j, ji.TimeLimit, now)
 		ji.NumNodes = j.MinNodes
 		ji.NumCPUs = j.MinCPUs
 		if ji.NumCPUs == NoVal {
@@ -114,6 +111,24 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	return ji
 }
 
+// pendingTimes are a pending job's expected start and end as its record
+// shows them: the backfill estimate, never in the past and not before
+// --begin; the end adds the time limit. They move with the clock, so the
+// list cache patches them into cached records when it sends them.
+func pendingTimes(j *Job, limit uint32, now int64) (start, end int64) {
+	start = j.EstStart
+	if start != 0 && start < now {
+		start = now
+	}
+	if j.BeginTime > now && start < j.BeginTime {
+		start = j.BeginTime
+	}
+	if start != 0 && limit != Infinite && limit != NoVal {
+		end = start + int64(limit)*60
+	}
+	return start, end
+}
+
 // JobInfoMsg builds RESPONSE_JOB_INFO for every job (uid filter: ^0 = all).
 func (m *Manager) JobInfoMsg(cl *Cluster, nodeCount int, showFlags uint16, uid uint32, now int64) *msg.JobInfoMsg {
 	out := &msg.JobInfoMsg{LastUpdate: now}
@@ -139,8 +154,9 @@ func (m *Manager) JobInfoSingle(id uint32, cl *Cluster, nodeCount int, showFlags
 	}
 	out := &msg.JobInfoMsg{LastUpdate: now}
 	if j.ArrayJobID != 0 && j.ArrayJobID == j.ID {
-		for _, t := range m.Jobs() {
-			if t.ArrayJobID == j.ID {
+		m.sortOrder()
+		for _, id := range m.order {
+			if t := m.jobs[id]; t.ArrayJobID == j.ID {
 				out.Jobs = append(out.Jobs, m.Info(t, cl, nodeCount, showFlags, now))
 			}
 		}

@@ -167,6 +167,8 @@ type Manager struct {
 	// mf is priority/multifactor when configured (SetPriority); nil:
 	// priority/basic.
 	mf *Priority
+	// info caches packed job records for REQUEST_JOB_INFO (infocache.go).
+	info *infoCache
 
 	jobs   map[uint32]*Job
 	order  []uint32 // ids, ascending: deterministic iteration
