@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,12 +22,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/credential/munge"
 	"github.com/goslurm/goslurm/credential/slurmauth"
+	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/server"
 	"github.com/goslurm/goslurm/slurmctld/ctld"
+	"github.com/goslurm/goslurm/slurmctld/state"
 	"github.com/goslurm/goslurm/slurmd/slurmlog"
 )
 
@@ -61,19 +65,13 @@ func run(cli *CLI, stderr io.Writer) int {
 		return 1
 	}
 	c := cfg.Conf
-	host, err := shortHostname()
+	host, long, err := hostnames()
 	if err != nil {
 		return fatal("%v", err)
 	}
-	idx := cfg.ControllerIndex(host)
-	if idx < 0 && len(c.SlurmctldHost) > 0 && c.SlurmctldHost[0].Host == "localhost" {
-		idx = 0
-	}
-	switch {
-	case idx < 0:
-		return fatal("This host (%s) not a valid controller", host)
-	case idx > 0:
-		return fatal("This host (%s) is a backup controller (SlurmctldHost[%d]); backup mode is not supported by goslurm's slurmctld", host, idx)
+	idx := controllerIndex(cfg, host, long)
+	if idx < 0 {
+		return fatal("This host (%s/%s) not a valid controller", host, long)
 	}
 	if cli.Nice != nil {
 		if err := unix.Setpriority(unix.PRIO_PROCESS, 0, *cli.Nice); err != nil {
@@ -107,85 +105,40 @@ func run(cli *CLI, stderr io.Writer) int {
 		return fatal("%v", err)
 	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	cd := &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: acceptSlurm}
-	ctl, err := ctld.New(ctld.Options{
-		Config: cfg, Auth: authn, Codec: cd,
-		Reload:   func() (*ctld.Config, error) { return ctld.LoadConfig(path) },
-		Shutdown: stop,
-		Log:      log,
-	})
-	if err != nil {
-		return fatal("%v", err)
+	ctld.RegisterBackupBodies(cd.Bodies)
+	d := &daemon{
+		cli: cli, path: path, cfg: cfg, log: log, auth: authn, codec: cd, signer: signer,
+		idx: idx, lns: lns, sw: &ctld.Switch{},
+		served: make(chan error, len(lns)),
+		fatal:  fatal,
 	}
-	closeState, err := openJobs(cli, cfg, ctl, signer, log)
-	if err != nil {
-		return fatal("%v", err)
-	}
-	defer closeState()
-	if err := recoverFull(cli, cfg, ctl, log); err != nil {
-		return fatal("%v", err)
-	}
-	srv := &server.Server{
-		Auth: authn, Handler: ctl, Codec: cd,
+	d.srv = &server.Server{
+		Auth: authn, Handler: d.sw, Codec: cd,
 		Timeout: cfg.MessageTimeout,
 		Log:     log,
 	}
 	log.Info(fmt.Sprintf("slurmctld version %s started on cluster %s", ctld.Version, c.ClusterName))
-	served := make(chan error, len(lns))
-	for _, ln := range lns {
-		go func() { served <- srv.Serve(ln) }()
-	}
-	var bg sync.WaitGroup
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		ctl.Run(ctx)
-	}()
-	if _, err := sdaemon.SdNotify(false, sdaemon.SdNotifyReady); err != nil {
-		log.Error(fmt.Sprintf("sd_notify: %v", err))
-	}
-	log.Info("Running as primary controller")
+	d.sigs = make(chan os.Signal, 4)
+	signal.Notify(d.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(d.sigs)
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	defer signal.Stop(sigs)
-	for running := true; running; {
-		select {
-		case s := <-sigs:
-			switch s {
-			case syscall.SIGHUP:
-				log.Info("Reconfigure signal (SIGHUP) received")
-				if err := ctl.Reconfigure(); err != nil {
-					log.Error(fmt.Sprintf("reconfigure: %v", err))
-				} else {
-					go ctl.ReconfigureNodes()
-				}
-			case syscall.SIGPIPE:
-			default:
-				log.Info(fmt.Sprintf("Terminate signal (%s) received", sigName(s)))
-				running = false
-			}
-		case <-ctx.Done():
-			running = false
-		case err := <-served:
-			if !errors.Is(err, server.ErrServerClosed) {
-				return fatal("%v", err)
-			}
-			running = false
-		}
-	}
+	code := d.loop()
 	_, _ = sdaemon.SdNotify(false, sdaemon.SdNotifyStopping)
-	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.MessageTimeout+5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, server.ErrServerClosed) {
+	if err := d.srv.Shutdown(sctx); err != nil && !errors.Is(err, server.ErrServerClosed) {
 		log.Error(fmt.Sprintf("shutdown: %v", err))
 	}
-	bg.Wait()
-	log.Info("Slurmctld shutdown completing")
-	return 0
+	for _, ln := range lns {
+		ln.Close()
+	}
+	if code == 0 && idx > 0 && !d.inControl {
+		log.Info("BackupController terminating")
+	} else if code == 0 {
+		log.Info("Slurmctld shutdown completing")
+	}
+	return code
 }
 
 // recoverFull is -R: the saved partitions and node records replace what
@@ -222,15 +175,37 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-func shortHostname() (string, error) {
-	h, err := os.Hostname()
+// hostnames returns this host's short and full names (gethostname_short
+// and gethostname).
+func hostnames() (short, long string, err error) {
+	long, err = os.Hostname()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	if i := strings.IndexByte(h, '.'); i > 0 {
-		h = h[:i]
+	short = long
+	if i := strings.IndexByte(long, '.'); i > 0 {
+		short = long[:i]
 	}
-	return h, nil
+	return short, long, nil
+}
+
+// controllerIndex is _controller_index: this host's place in
+// SlurmctldHost (by short or full name), -1 when it is none of them. A
+// "localhost" entry stands for this host, as Slurm replaces it with the
+// host's name when it reads slurm.conf.
+func controllerIndex(cfg *ctld.Config, short, long string) int {
+	if i := cfg.ControllerIndex(short); i >= 0 {
+		return i
+	}
+	if i := cfg.ControllerIndex(long); i >= 0 {
+		return i
+	}
+	for i, h := range cfg.Conf.SlurmctldHost {
+		if strings.EqualFold(h.Host, "localhost") {
+			return i
+		}
+	}
+	return -1
 }
 
 // listen opens every port of SlurmctldPort's range, on the controller's
@@ -427,4 +402,305 @@ func security(cfg *ctld.Config) (auth.Authenticator, bool, error) {
 		return &slurmauth.Slurm{Key: key, Cluster: c.ClusterName, TTL: opts.TTL, Replay: &slurmauth.ReplayCache{}}, true, nil
 	}
 	return nil, false, fmt.Errorf("AuthType=%s is not supported", c.AuthType)
+}
+
+// daemon is what stays across the switches between standby and control:
+// the sockets, the server and its switching handler, the signals.
+type daemon struct {
+	cli    *CLI
+	path   string
+	cfg    *ctld.Config
+	log    *slog.Logger
+	auth   auth.Authenticator
+	codec  *codec.Codec
+	signer jobcred.Signer
+	idx    int
+	lns    []net.Listener
+	sw     *ctld.Switch
+	srv    *server.Server
+	sigs   chan os.Signal
+	served chan error
+	fatal  func(format string, args ...any) int
+
+	serving   bool
+	notified  bool
+	inControl bool
+	// next is the standby handler a backup stepping down installed
+	// before closing its state, and nextCtx/nextStop its lifetime.
+	next     *ctld.Standby
+	nextCtx  context.Context
+	nextStop context.CancelFunc
+}
+
+// loop alternates standby and control, as slurmctld's main loop does:
+// a backup starts in standby, and returns to it when the primary asks
+// for control back; the primary runs in control once.
+func (d *daemon) loop() int {
+	pcli := *d.cli
+	for {
+		if d.idx > 0 {
+			took, code := d.standby()
+			if !took {
+				return code
+			}
+			// A takeover recovers everything (read_slurm_conf(2)), and a
+			// backup never discards the state.
+			pcli.Recover, pcli.Clear = true, false
+		}
+		resume, code := d.control(&pcli)
+		if code != 0 || !resume || d.idx == 0 {
+			return code
+		}
+	}
+}
+
+// serve starts the accept loops once: the sockets then stay open across
+// modes, so commands are answered (in standby: told so) throughout.
+func (d *daemon) serve() {
+	if d.serving {
+		return
+	}
+	d.serving = true
+	for _, ln := range d.lns {
+		go func() { d.served <- d.srv.Serve(ln) }()
+	}
+}
+
+func (d *daemon) notifyReady() {
+	if d.notified {
+		return
+	}
+	d.notified = true
+	if _, err := sdaemon.SdNotify(false, sdaemon.SdNotifyReady); err != nil {
+		d.log.Error(fmt.Sprintf("sd_notify: %v", err))
+	}
+}
+
+func (d *daemon) peers() *ctld.Peers {
+	c := d.cfg.Conf
+	port := int(c.SlurmctldPort.First)
+	if port == 0 {
+		port = 6817
+	}
+	p := &ctld.Peers{Index: d.idx, SlurmUID: d.cfg.SlurmUID, Log: d.log,
+		Client: &client.Client{Auth: d.auth, Codec: d.codec, MessageTimeout: d.cfg.MessageTimeout,
+			ConnectTimeout: d.cfg.TCPTimeout, SlurmUserUID: d.cfg.SlurmUID, Sweeps: 1}}
+	for _, h := range c.SlurmctldHost {
+		a := h.Addr
+		if a == "" {
+			a = h.Host
+		}
+		p.Names = append(p.Names, h.Host)
+		p.Client.Controllers = append(p.Client.Controllers, net.JoinHostPort(a, strconv.Itoa(port)))
+	}
+	return p
+}
+
+func (d *daemon) newStandby(stop func()) *ctld.Standby {
+	dir := d.cfg.Conf.StateSaveLocation
+	return &ctld.Standby{
+		Peers:          d.peers(),
+		Timeout:        time.Duration(d.cfg.Conf.SlurmctldTimeout) * time.Second,
+		MessageTimeout: d.cfg.MessageTimeout,
+		SlurmUser:      d.cfg.SlurmUser,
+		StateLocked:    func() (bool, error) { return state.Locked(dir) },
+		Shutdown:       stop,
+		Log:            d.log,
+	}
+}
+
+// standby is run_backup: it returns true when this backup is to take
+// over, false (with the exit status) when it is to stop.
+func (d *daemon) standby() (took bool, code int) {
+	sb, ctx, stop := d.next, d.nextCtx, d.nextStop
+	d.next, d.nextCtx, d.nextStop = nil, nil, nil
+	if sb == nil {
+		ctx, stop = context.WithCancel(context.Background())
+		sb = d.newStandby(stop)
+		d.sw.Set(sb)
+	}
+	defer stop()
+	d.inControl = false
+	d.serve()
+	d.notifyReady()
+	result := make(chan bool, 1)
+	go func() { result <- sb.Wait(ctx) }()
+	for {
+		select {
+		case took := <-result:
+			return took, 0
+		case s := <-d.sigs:
+			switch s {
+			case syscall.SIGHUP:
+				d.log.Info("Reconfigure signal (SIGHUP) received")
+				if cfg, err := ctld.LoadConfig(d.path); err != nil {
+					d.log.Error(fmt.Sprintf("reconfigure: %v", err))
+				} else {
+					d.cfg = cfg
+				}
+			case syscall.SIGPIPE:
+			default:
+				d.log.Info("Terminate signal (SIGINT or SIGTERM) received")
+				stop()
+			}
+		case err := <-d.served:
+			if !errors.Is(err, server.ErrServerClosed) {
+				stop()
+				<-result
+				return false, d.fatal("%v", err)
+			}
+		}
+	}
+}
+
+// waitStateFree waits (up to CONTROL_TIMEOUT) until no controller holds
+// StateSaveLocation: a backup giving control back closes it before it
+// answers REQUEST_CONTROL, but one that did not answer may still hold it.
+func (d *daemon) waitStateFree() error {
+	dir := d.cfg.Conf.StateSaveLocation
+	if dir == "" {
+		return nil
+	}
+	deadline := time.Now().Add(ctld.ControlTimeout)
+	for {
+		held, err := state.Locked(dir)
+		if err != nil || !held {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("StateSaveLocation %s is still locked by another slurmctld: %w", dir, state.ErrLocked)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// control runs this slurmctld as the controller until it stops (resume
+// false) or a backup hands control back to the primary (resume true).
+func (d *daemon) control(cli *CLI) (resume bool, code int) {
+	cfg, log := d.cfg, d.log
+	peers := d.peers()
+	// _shutdown_backup_controller: whoever takes control first tells the
+	// backups to give it up (their state saved) or to stay in standby.
+	_ = peers.Relinquish(context.Background(), ctld.ControlTimeout, true)
+	if err := d.waitStateFree(); err != nil {
+		if d.idx > 0 {
+			log.Error(fmt.Sprintf("not taking over: %v", err))
+			return true, 0
+		}
+		return false, d.fatal("%v", err)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ctl, err := ctld.New(ctld.Options{
+		Config: cfg, Auth: d.auth, Codec: d.codec,
+		Reload:   func() (*ctld.Config, error) { return ctld.LoadConfig(d.path) },
+		Shutdown: stop,
+		Log:      log,
+	})
+	if err != nil {
+		return false, d.fatal("%v", err)
+	}
+	closeState, err := openJobs(cli, cfg, ctl, d.signer, log)
+	if err != nil {
+		if d.idx > 0 && errors.Is(err, state.ErrLocked) {
+			log.Error(fmt.Sprintf("not taking over: %v", err))
+			return true, 0
+		}
+		return false, d.fatal("%v", err)
+	}
+	if err := recoverFull(cli, cfg, ctl, log); err != nil {
+		closeState()
+		return false, d.fatal("%v", err)
+	}
+	var relinquish atomic.Bool
+	relinquished := make(chan struct{})
+	(&ctld.Control{Index: d.idx, ControlTime: time.Now().Unix(), Relinquish: func() <-chan struct{} {
+		relinquish.Store(true)
+		stop()
+		return relinquished
+	}}).Install(ctl)
+	d.sw.Set(ctl)
+	d.inControl = true
+	d.serve()
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		ctl.Run(ctx)
+	}()
+	d.notifyReady()
+	log.Info("Running as primary controller")
+	if timeout := time.Duration(cfg.Conf.SlurmctldTimeout) * time.Second; d.idx == 0 && timeout > 0 && len(peers.Client.Controllers) > 1 {
+		// Reassert control: a network or security problem could have let
+		// a backup take over while this primary runs.
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			t := time.NewTicker(timeout)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					_ = peers.Relinquish(ctx, ctld.ControlTimeout, true)
+				}
+			}
+		}()
+	}
+
+	for running := true; running; {
+		select {
+		case s := <-d.sigs:
+			switch s {
+			case syscall.SIGHUP:
+				log.Info("Reconfigure signal (SIGHUP) received")
+				if err := ctl.Reconfigure(); err != nil {
+					log.Error(fmt.Sprintf("reconfigure: %v", err))
+				} else {
+					d.cfg = ctl.Config()
+					go ctl.ReconfigureNodes()
+				}
+			case syscall.SIGPIPE:
+			default:
+				log.Info(fmt.Sprintf("Terminate signal (%s) received", sigName(s)))
+				running = false
+			}
+		case <-ctx.Done():
+			running = false
+		case err := <-d.served:
+			if !errors.Is(err, server.ErrServerClosed) {
+				stop()
+				bg.Wait()
+				closeState()
+				return false, d.fatal("%v", err)
+			}
+			running = false
+		}
+	}
+	stop()
+	bg.Wait()
+	// Requests still being served by this controller finish before its
+	// state closes; new ones meet the next handler.
+	resume = relinquish.Load() && d.idx > 0
+	var drain func(context.Context) error
+	if resume {
+		d.nextCtx, d.nextStop = context.WithCancel(context.Background())
+		d.next = d.newStandby(d.nextStop)
+		drain = d.sw.Set(d.next)
+	} else {
+		drain = d.sw.Set(nil)
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), cfg.MessageTimeout+5*time.Second)
+	defer cancel()
+	if err := drain(dctx); err != nil {
+		log.Error(fmt.Sprintf("requests still running at the switch: %v", err))
+	}
+	closeState()
+	close(relinquished)
+	if resume {
+		log.Info("Relinquished control, returning to standby")
+	}
+	return resume, 0
 }

@@ -4,6 +4,14 @@
 // read one reply frame on the same connection, verify the reply's auth
 // credential (22.05 clients refuse a reply without a valid one), close.
 //
+// Backup controllers (slurm_send_recv_controller_msg): once a backup
+// answered, the next calls try the backups first; a backup in standby
+// answers ESLURM_IN_STANDBY_MODE, and the call is retried from the primary
+// after SlurmctldTimeout/2, for up to 1.5 SlurmctldTimeout in all (the
+// backup takes over within SlurmctldTimeout); ESLURM_IN_STANDBY_USE_BACKUP
+// (a controller in standby asked for its configuration) sends the retry to
+// the backups at once.
+//
 // The network and munge I/O live here; framing is protocol/codec's and
 // protocol/wire's, signing credential/auth's.
 package client
@@ -13,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/goslurm/goslurm/credential/auth"
@@ -38,9 +47,13 @@ type Client struct {
 	// SlurmUserUID is SlurmUser's uid: ping and shutdown credentials are
 	// restricted to it.
 	SlurmUserUID uint32
-	// MessageTimeout bounds each connect attempt, the send and the receive;
-	// 0 means DefaultMessageTimeout.
+	// MessageTimeout bounds the send and the receive; 0 means
+	// DefaultMessageTimeout.
 	MessageTimeout time.Duration
+	// ConnectTimeout bounds each connect attempt (slurm.conf's TCPTimeout,
+	// as _slurm_connect): a controller host that is down costs this much
+	// before the next controller is tried. 0 means DefaultTCPTimeout.
+	ConnectTimeout time.Duration
 	// Sweeps is how many times the controller list is tried before giving
 	// up with SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR; 0 means Slurm's
 	// choice, MessageTimeout in whole seconds.
@@ -54,7 +67,22 @@ type Client struct {
 	Codec *codec.Codec
 	// Dial opens connections; nil means a net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// SlurmctldTimeout is slurm.conf's SlurmctldTimeout, which bounds the
+	// retries while a backup in standby answers; 0 means its default,
+	// 120 s.
+	SlurmctldTimeout time.Duration
+
+	// useBackup is slurm_open_controller_conn's use_backup (1: the last
+	// call was answered by a backup, so the primary is skipped). A plain
+	// word used atomically, so that a Client can still be copied.
+	useBackup uint32
 }
+
+// DefaultTCPTimeout is slurm.conf's TCPTimeout default.
+const DefaultTCPTimeout = 2 * time.Second
+
+// DefaultSlurmctldTimeout is slurm.conf's SlurmctldTimeout default.
+const DefaultSlurmctldTimeout = 120 * time.Second
 
 // Reply is a verified reply.
 type Reply struct {
@@ -101,7 +129,11 @@ func (c *Client) sweeps() int {
 }
 
 func (c *Client) dial(ctx context.Context, addr string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	t := c.ConnectTimeout
+	if t <= 0 {
+		t = DefaultTCPTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
 	if c.Dial != nil {
 		return c.Dial(ctx, "tcp", addr)
@@ -115,6 +147,33 @@ func (c *Client) dial(ctx context.Context, addr string) (net.Conn, error) {
 // the verified reply. A RESPONSE_SLURM_RC reply is returned as is; see
 // ReturnCode and CallRC.
 func (c *Client) Call(ctx context.Context, mt msgtype.Type, body []byte) (*Reply, error) {
+	start := time.Now()
+	for {
+		r, err := c.callOnce(ctx, mt, body)
+		if err != nil {
+			return nil, err
+		}
+		rc := standbyCode(&r.Frame)
+		if rc == 0 || len(c.Controllers) < 2 || time.Since(start) >= c.slurmctldTimeout()*3/2 {
+			return r, nil
+		}
+		if rc == slurmerr.ESLURM_IN_STANDBY_MODE {
+			// The primary does not answer and the backup has not taken
+			// over yet.
+			select {
+			case <-ctx.Done():
+				return r, nil
+			case <-time.After(c.slurmctldTimeout() / 2):
+			}
+			c.setUseBackup(false)
+		} else {
+			// A controller in standby was asked: try the backups.
+			c.setUseBackup(true)
+		}
+	}
+}
+
+func (c *Client) callOnce(ctx context.Context, mt msgtype.Type, body []byte) (*Reply, error) {
 	conn, idx, err := c.connectAny(ctx)
 	if err != nil {
 		return nil, err
@@ -126,6 +185,34 @@ func (c *Client) Call(ctx context.Context, mt msgtype.Type, body []byte) (*Reply
 	}
 	r.Controller = idx
 	return r, nil
+}
+
+func (c *Client) setUseBackup(b bool) {
+	v := uint32(0)
+	if b {
+		v = 1
+	}
+	atomic.StoreUint32(&c.useBackup, v)
+}
+
+func (c *Client) slurmctldTimeout() time.Duration {
+	if c.SlurmctldTimeout > 0 {
+		return c.SlurmctldTimeout
+	}
+	return DefaultSlurmctldTimeout
+}
+
+// standbyCode is the return code of a RESPONSE_SLURM_RC that says the
+// controller is in standby, else 0.
+func standbyCode(f *codec.Frame) int {
+	if f.Header.MsgType != msgtype.RESPONSE_SLURM_RC {
+		return 0
+	}
+	switch c := slurmerr.Code(ReturnCode(f)); c {
+	case slurmerr.ESLURM_IN_STANDBY_MODE, slurmerr.ESLURM_IN_STANDBY_USE_BACKUP:
+		return c
+	}
+	return 0
 }
 
 // CallTo sends one request to controller dest only (0 = primary), its
@@ -207,13 +294,19 @@ func (c *Client) connectAny(ctx context.Context) (net.Conn, int, error) {
 			}
 		}
 		errs = errs[:0]
-		for i, addr := range c.Controllers {
-			conn, err := c.dial(ctx, addr)
+		first := 0
+		if atomic.LoadUint32(&c.useBackup) == 1 && len(c.Controllers) > 1 {
+			first = 1
+		}
+		for i := first; i < len(c.Controllers); i++ {
+			conn, err := c.dial(ctx, c.Controllers[i])
 			if err == nil {
+				c.setUseBackup(i > 0)
 				return conn, i, nil
 			}
 			errs = append(errs, err)
 		}
+		c.setUseBackup(false)
 	}
 	return nil, -1, newErr(ErrConnect, slurmerr.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR,
 		errors.Join(errs...), "after %d sweeps", c.sweeps())

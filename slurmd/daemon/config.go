@@ -37,13 +37,16 @@ type Config struct {
 	SlurmUID  uint32
 	SlurmdUID uint32
 
-	Controllers     []string // "host:port" in SlurmctldHost order
-	MessageTimeout  time.Duration
-	TCPTimeout      time.Duration
-	TreeWidth       int
-	KillWait        time.Duration
-	ConfigOverrides bool
-	CredExpire      time.Duration
+	Controllers    []string // "host:port" in SlurmctldHost order
+	MessageTimeout time.Duration
+	// SlurmctldTimeout bounds the retries while a backup controller in
+	// standby answers (protocol/client).
+	SlurmctldTimeout time.Duration
+	TCPTimeout       time.Duration
+	TreeWidth        int
+	KillWait         time.Duration
+	ConfigOverrides  bool
+	CredExpire       time.Duration
 }
 
 // ExpandPath substitutes %n (node name) and %h (host name) in a slurm.conf
@@ -148,6 +151,7 @@ func NewConfig(c *conf.Config, confPath, nodeName, hostname string) (*Config, er
 		return nil, errors.New("no SlurmctldHost in the configuration")
 	}
 	cfg.MessageTimeout = secs(uint32(c.MessageTimeout), 10)
+	cfg.SlurmctldTimeout = secs(uint32(c.SlurmctldTimeout), 120)
 	cfg.TCPTimeout = secs(uint32(c.TCPTimeout), 2)
 	cfg.KillWait = secs(uint32(c.KillWait), 30)
 	cfg.TreeWidth = int(c.TreeWidth)

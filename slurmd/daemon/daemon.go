@@ -144,6 +144,10 @@ func (d *Daemon) setConfig(cfg *Config) {
 		SlurmUserUID:   cfg.SlurmUID,
 		MessageTimeout: cfg.MessageTimeout,
 		Codec:          d.cd,
+		// SlurmctldHost order with failover to the backups, as
+		// slurm_send_recv_controller_msg.
+		SlurmctldTimeout: cfg.SlurmctldTimeout,
+		ConnectTimeout:   cfg.TCPTimeout,
 	}
 }
 

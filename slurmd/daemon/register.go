@@ -246,7 +246,9 @@ func (d *Daemon) sendOnly(ctx context.Context, t msgtype.Type, body any) error {
 	cfg := d.config()
 	var last error
 	for _, addr := range cfg.Controllers {
-		dl := net.Dialer{Timeout: cfg.MessageTimeout}
+		// A controller host that is down costs TCPTimeout, as
+		// _slurm_connect, before the next one is tried.
+		dl := net.Dialer{Timeout: cfg.TCPTimeout}
 		conn, err := dl.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			last = err
