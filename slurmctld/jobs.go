@@ -220,6 +220,11 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 		st.Close()
 		return nil, err
 	}
+	err = ctl.AttachReservations(ctld.ResvOptions{StateFile: filepath.Join(dir, ctld.ResvStateName), IgnoreState: cli.Ignore})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	return func() {
 		if err := st.Close(); err != nil {
 			log.Error(fmt.Sprintf("state close: %v", err))

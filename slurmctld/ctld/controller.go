@@ -69,7 +69,8 @@ type Controller struct {
 	lastPing       int64
 	lastPingTO     int64
 
-	jobs *jobCore // nil until AttachJobs
+	jobs *jobCore  // nil until AttachJobs
+	resv resvTable // advanced reservations (resv.go)
 
 	muxMu sync.RWMutex
 	mux   server.Mux
@@ -449,11 +450,17 @@ func (c *Controller) Sender() *forward.Sender {
 // Run drives the periodic work (the ping cycle, and the job manager's
 // scheduling, time limits and snapshots once attached) until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.runResv(ctx)
+	}()
 	if c.jobs == nil {
 		c.pingCycle(ctx)
 		return
 	}
-	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

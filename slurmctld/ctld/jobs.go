@@ -148,6 +148,7 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 		return nil, err
 	}
 	jc.cl.Partitions = parts
+	jc.cl.Reservations = c.jobReservations()
 	return jc.cl, nil
 }
 

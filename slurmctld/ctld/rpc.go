@@ -38,6 +38,10 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_UPDATE_PARTITION:         f(c.rpcUpdatePartition),
 		msgtype.REQUEST_CREATE_PARTITION:         f(c.rpcUpdatePartition),
 		msgtype.REQUEST_DELETE_PARTITION:         f(c.rpcDeletePartition),
+		msgtype.REQUEST_RESERVATION_INFO:         f(c.rpcResvInfo),
+		msgtype.REQUEST_CREATE_RESERVATION:       f(c.rpcCreateResv),
+		msgtype.REQUEST_UPDATE_RESERVATION:       f(c.rpcUpdateResv),
+		msgtype.REQUEST_DELETE_RESERVATION:       f(c.rpcDeleteResv),
 	}
 	for _, t := range notYet {
 		m[t] = f(c.rpcNotYet)

@@ -114,6 +114,8 @@ type Cluster struct {
 	Nodes      []sched.Node
 	Partitions []sched.Partition
 	Config     sched.Config
+	// Reservations are the advanced reservations in force (resv.go).
+	Reservations []Reservation
 }
 
 func (c *Cluster) partition(name string) *sched.Partition {

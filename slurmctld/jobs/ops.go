@@ -28,7 +28,7 @@ func (m *Manager) register(j *Job, now int64) error {
 	}
 	if j.Hold != HoldNone || j.Dependency != nil {
 		j.Bitflags |= jobDependent
-	} else if j.BeginTime <= now {
+	} else if j.BeginTime <= now && j.Reason != ReasonWaitResv {
 		j.EligibleTime = now
 	}
 	if j.Reason == ReasonNone {

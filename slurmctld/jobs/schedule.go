@@ -136,7 +136,8 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 		// last pass (submit, release, nice, requeue) get theirs first.
 		m.UpdatePriorities(cl, now, false)
 	}
-	s := &sched.Snapshot{Now: now, Config: cl.Config, Nodes: cl.Nodes, Partitions: cl.Partitions}
+	s := &sched.Snapshot{Now: now, Config: cl.Config, Nodes: cl.Nodes, Partitions: cl.Partitions,
+		Reservations: cl.schedReservations()}
 	ids := map[uint32]entry{}
 	var actions []Action
 	synth := synthBase
@@ -153,7 +154,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 			if j.Hold != HoldNone || j.BeginTime > now || j.Dependency != nil {
 				continue
 			}
-		} else if !m.eligible(j, now, &actions) {
+		} else if !m.eligible(j, cl, now, &actions) {
 			continue
 		}
 		sj := m.schedJob(j, cl)
@@ -191,8 +192,8 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 
 // eligible updates a pending job's hold, begin time and dependency state
 // and reports whether it may be scheduled now.
-func (m *Manager) eligible(j *Job, now int64, actions *[]Action) bool {
-	ok := m.independent(j, now, actions)
+func (m *Manager) eligible(j *Job, cl *Cluster, now int64, actions *[]Action) bool {
+	ok := m.independent(j, cl, now, actions)
 	if flag := j.Bitflags&jobDependent == 0; ok != flag && j.Pending() {
 		j.Bitflags ^= jobDependent
 		m.touch(j, now)
@@ -200,7 +201,7 @@ func (m *Manager) eligible(j *Job, now int64, actions *[]Action) bool {
 	return ok
 }
 
-func (m *Manager) independent(j *Job, now int64, actions *[]Action) bool {
+func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action) bool {
 	switch j.Hold {
 	case HoldUser:
 		m.setReason(j, ReasonHeldUser, now)
@@ -234,6 +235,9 @@ func (m *Manager) independent(j *Job, now int64, actions *[]Action) bool {
 	}
 	if j.BeginTime > now {
 		m.setReason(j, ReasonBeginTime, now)
+		return false
+	}
+	if !m.resvReady(j, cl, now) {
 		return false
 	}
 	if j.EligibleTime == 0 {
@@ -295,7 +299,7 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	sj := sched.Job{JobID: j.ID, Priority: j.Priority, SubmitTime: j.SubmitTime, BeginTime: j.BeginTime,
 		UserID: j.UserID, GroupID: j.GroupID, Account: j.Account, QOS: j.QOS,
 		Partitions: j.Partitions, Features: j.Features, Contiguous: j.Contiguous == 1,
-		TimeLimit: j.TimeLimit, TimeMin: zeroIfNoVal(j.TimeMin)}
+		TimeLimit: j.TimeLimit, TimeMin: zeroIfNoVal(j.TimeMin), Reservation: j.Reservation}
 	if u, ok := m.user(j.UserID); ok {
 		sj.Groups = u.Groups
 	}
@@ -407,6 +411,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 			j.Reason = uint16(p.Reason)
 			m.touch(j, now)
 		}
+		m.setPendingDesc(j, p, now)
 		if j.EstStart != p.StartTime {
 			j.EstStart = p.StartTime
 			m.lastUpdate = now

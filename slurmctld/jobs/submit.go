@@ -145,8 +145,13 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	// Partitions.
 	var parts []*sched.Partition
 	if j.PartitionReq == "" {
+		// A reservation's partition comes before the default one
+		// (_get_job_parts).
+		if p := cl.resvPartition(j.Reservation); p != nil {
+			parts = append(parts, p)
+		}
 		for i := range cl.Partitions {
-			if cl.Partitions[i].Default {
+			if len(parts) == 0 && cl.Partitions[i].Default {
 				parts = append(parts, &cl.Partitions[i])
 				break
 			}
@@ -256,6 +261,15 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		if len(parts) > 0 && parts[0].MinNodes > 1 {
 			j.MinNodes = parts[0].MinNodes
 		}
+	}
+
+	// --reservation (validate_job_resv); a reservation not open yet
+	// keeps the job from being eligible (job_independent).
+	if err := cl.checkReservation(j); err != nil {
+		return nil, err
+	}
+	if !cl.resvOpen(j, now) {
+		j.Reason = ReasonWaitResv
 	}
 
 	// Dependency.

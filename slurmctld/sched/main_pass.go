@@ -26,11 +26,25 @@ func runPasses(s *Snapshot, main, backfill bool) *Plan {
 	c := newCluster(s)
 	out := make([]outcome, len(s.Pending))
 	var starts []Start
+	resv := hasReservations(s)
+	if resv {
+		starts = c.resvPass(out)
+	}
 	if main {
-		starts = c.mainPass(out)
+		if resv {
+			starts = append(starts, c.mainPass(out)...)
+		} else {
+			starts = c.mainPass(out)
+		}
 	}
 	if backfill {
+		if resv {
+			c.resvSpans()
+		}
 		starts = c.backfill(out, starts)
+	}
+	if resv {
+		c.resvReasons(out)
 	}
 	return c.plan(starts, out)
 }

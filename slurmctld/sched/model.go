@@ -23,6 +23,8 @@ type Snapshot struct {
 	Partitions []Partition
 	Running    []Allocation // jobs holding resources now (running, suspended, completing)
 	Pending    []Job        // any order; the pass sorts by priority
+	// Reservations are the advanced reservations (resv.go); nil for none.
+	Reservations []Reservation
 }
 
 // NodeState holds the flags that decide whether a node can take new work.
@@ -65,6 +67,11 @@ type Node struct {
 	Features       []string // active features
 	Weight         uint32   // lower is preferred
 	State          NodeState
+
+	// AvailFeatures are the node's available features (Features= of
+	// slurm.conf or scontrol update); submission checks a constraint's
+	// names against them.
+	AvailFeatures []string
 }
 
 // Cores is the number of cores of the node (the unit cons_tres allocates).
@@ -124,6 +131,15 @@ type Partition struct {
 
 	PriorityTier      uint16 // higher tiers are scheduled first
 	PriorityJobFactor uint16 // used by the priority package
+
+	// Alternate is where submissions go while this partition does not
+	// take new jobs (DRAIN, INACTIVE); "" for none.
+	Alternate string
+	// DisableRootJobs refuses jobs of user root.
+	DisableRootJobs bool
+	// AllocNodes are the hosts (hostlist expressions) jobs may be
+	// submitted from; empty for any.
+	AllocNodes []string
 }
 
 // Hold says who holds a job.
@@ -195,6 +211,10 @@ type Job struct {
 
 	TimeLimit uint32 // minutes; NoValue32 (or 0) = partition DefaultTime
 	TimeMin   uint32 // --time-min minutes; 0 = not given (see Start.TimeLimit)
+
+	// Reservation is --reservation: the job runs only on that
+	// reservation's nodes during its window (resv.go).
+	Reservation string
 }
 
 // NodeAlloc is what one job holds on one node.
@@ -242,6 +262,9 @@ type Pending struct {
 	Reason    Reason
 	StartTime int64  // expected start; 0 = unknown
 	Partition string // partition of the expected start, if known
+	// Desc is the state description that goes with Reason, when Slurm
+	// sets one (DescReservedMaint); "" for none.
+	Desc string
 }
 
 // Plan is the outcome of a pass.

@@ -21,6 +21,7 @@ type outcome struct {
 	reason    Reason
 	startTime int64
 	part      string
+	desc      string
 }
 
 // setReason keeps the most telling reason when a job is queued in several
@@ -48,6 +49,9 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 	q := make([]entry, 0, len(s.Pending))
 	for ji := range s.Pending {
 		j := &s.Pending[ji]
+		if c.skip != nil && c.skip[ji] {
+			continue // dealt with by resvPass
+		}
 		if r := eligible(j, c.now); r != ReasonNone {
 			out[ji].reason = r
 			continue
@@ -110,6 +114,7 @@ func (c *cluster) plan(starts []Start, out []outcome) *Plan {
 			Reason:    r,
 			StartTime: o.startTime,
 			Partition: o.part,
+			Desc:      o.desc,
 		})
 	}
 	return p

@@ -58,6 +58,9 @@ type cluster struct {
 	// "can this start now" is one comparison. The reservations themselves
 	// (whole nodes, as Slurm) are indexed by bucket (see timeline.go).
 	resvFirst []int64
+	// skip marks the pending jobs resvPass dealt with (nil without
+	// advanced reservations).
+	skip []bool
 
 	oneWeight          bool  // every node has the same weight
 	scratchC, scratchK []int // candidate lists reused between jobs

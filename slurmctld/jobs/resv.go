@@ -1,0 +1,151 @@
+package jobs
+
+import (
+	"slices"
+
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// Reservation is what the job manager knows of an advanced reservation:
+// who may use it (the submit check, validate_job_resv), its window and
+// nodes (the scheduling snapshot). The controller owns reservations and
+// puts the current ones in Cluster.Reservations.
+type Reservation struct {
+	Name       string
+	Start, End int64
+	Nodes      []int // indexes in Cluster.Nodes
+	// Partition is PartitionName=: the partition of the reservation's
+	// jobs that name none.
+	Partition string
+	// Maint: MAINT or ALL_NODES (jobs without the reservation whose
+	// partition it covers wait "Reserved for maintenance").
+	Maint bool
+	// TimeFloat: a floating reservation, which no job may use.
+	TimeFloat bool
+
+	// Users (uids) and Accounts may use it; the Not forms (Users=-name)
+	// list who may not. Empty lists do not restrict.
+	Users       []uint32
+	UsersNot    bool
+	Accounts    []string
+	AccountsNot bool
+}
+
+// reservation finds a reservation by name.
+func (cl *Cluster) reservation(name string) *Reservation {
+	if cl == nil {
+		return nil
+	}
+	for i := range cl.Reservations {
+		if cl.Reservations[i].Name == name {
+			return &cl.Reservations[i]
+		}
+	}
+	return nil
+}
+
+// resvPartition is the partition of the named reservation, if it has one.
+func (cl *Cluster) resvPartition(name string) *sched.Partition {
+	if rv := cl.reservation(name); name != "" && rv != nil && rv.Partition != "" {
+		return cl.partition(rv.Partition)
+	}
+	return nil
+}
+
+// checkReservation is the submit-time test of --reservation
+// (validate_job_resv, then _valid_job_access_resv without accounting
+// enforcement): ESLURM_RESERVATION_INVALID when no such reservation
+// exists, ESLURM_RESERVATION_ACCESS when the job's user or account may
+// not use it. Several comma-separated names are not supported and are
+// refused as invalid.
+func (cl *Cluster) checkReservation(j *Job) error {
+	if j.Reservation == "" {
+		return nil
+	}
+	rv := cl.reservation(j.Reservation)
+	if rv == nil {
+		return serr(slurmerr.ESLURM_RESERVATION_INVALID)
+	}
+	if rc := rv.access(j.UserID, j.Account); rc != 0 {
+		return serr(rc)
+	}
+	return nil
+}
+
+// access is _valid_job_access_resv's user and account lists.
+func (rv *Reservation) access(uid uint32, account string) int {
+	if rv.TimeFloat {
+		return slurmerr.ESLURM_RESERVATION_ACCESS
+	}
+	userOK := len(rv.Users) == 0 || rv.UsersNot
+	if slices.Contains(rv.Users, uid) {
+		userOK = !rv.UsersNot
+	}
+	if !userOK {
+		return slurmerr.ESLURM_RESERVATION_ACCESS
+	}
+	if len(rv.Users) != 0 && len(rv.Accounts) == 0 {
+		return 0
+	}
+	acctOK := len(rv.Accounts) == 0 || rv.AccountsNot
+	if account != "" && slices.Contains(rv.Accounts, account) {
+		acctOK = !rv.AccountsNot
+	}
+	if !acctOK {
+		return slurmerr.ESLURM_RESERVATION_ACCESS
+	}
+	return 0
+}
+
+// schedReservations is the scheduler's view of the reservations.
+func (cl *Cluster) schedReservations() []sched.Reservation {
+	if cl == nil || len(cl.Reservations) == 0 {
+		return nil
+	}
+	out := make([]sched.Reservation, 0, len(cl.Reservations))
+	for _, rv := range cl.Reservations {
+		out = append(out, sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint})
+	}
+	return out
+}
+
+// setPendingDesc keeps a job's state description in step with the plan:
+// the scheduler's description when it gives one, none otherwise (only
+// descriptions this file sets are cleared).
+func (m *Manager) setPendingDesc(j *Job, p sched.Pending, now int64) {
+	switch {
+	case p.Desc != "" && j.StateDesc != p.Desc:
+		j.StateDesc = p.Desc
+		m.touch(j, now)
+	case p.Desc == "" && (j.StateDesc == sched.DescReservedMaint || j.StateDesc == sched.DescMayBeReserved):
+		j.StateDesc = ""
+		m.touch(j, now)
+	}
+}
+
+// resvReady is job_independent's job_test_resv_now: a job whose
+// reservation is gone, not started, over, or not open to it waits with
+// reason Reservation and is not eligible yet.
+func (m *Manager) resvReady(j *Job, cl *Cluster, now int64) bool {
+	if j.Reservation == "" {
+		return true
+	}
+	if cl.resvOpen(j, now) {
+		return true
+	}
+	m.setReason(j, ReasonWaitResv, now)
+	return false
+}
+
+// ReasonWaitResv is WAIT_RESERVATION ("Reservation").
+const ReasonWaitResv = uint16(sched.ReasonReservation)
+
+// resvOpen reports whether j's reservation (if any) may be used now.
+func (cl *Cluster) resvOpen(j *Job, now int64) bool {
+	if j.Reservation == "" {
+		return true
+	}
+	rv := cl.reservation(j.Reservation)
+	return rv != nil && now >= rv.Start && now < rv.End && rv.access(j.UserID, j.Account) == 0
+}

@@ -1,0 +1,352 @@
+package sched
+
+import (
+	"sort"
+
+	"github.com/bits-and-blooms/bitset"
+)
+
+// Reservation is an advanced reservation (scontrol create reservation) as
+// the passes see it: whole nodes held from Start to End. Jobs that name it
+// (Job.Reservation) run only on its nodes and only inside its window; the
+// other jobs keep off its nodes during the window, so a job starting now
+// on such a node must end before the reservation starts, and backfill
+// treats the window as a blocked interval of those nodes.
+type Reservation struct {
+	Name  string
+	Nodes []int // node indexes
+	Start int64
+	End   int64
+	// Maint is set for MAINT and ALL_NODES reservations: a job without
+	// the reservation whose partition lies entirely inside them waits
+	// with "ReqNodeNotAvail, Reserved for maintenance" (job_test_resv's
+	// ESLURM_RESERVATION_MAINT).
+	Maint bool
+}
+
+// DescReservedMaint is the state description of a job kept out by a
+// maintenance reservation (Pending.Desc, reason ReqNodeNotAvail).
+const DescReservedMaint = "ReqNodeNotAvail, Reserved for maintenance"
+
+// DescMayBeReserved is the state description of a job that would fit its
+// partition's nodes, but not those left when the reservations meeting its
+// run are taken out (select_nodes' ESLURM_NODE_NOT_AVAIL without an
+// unavailable node to name).
+const DescMayBeReserved = "ReqNodeNotAvail, May be reserved for other job"
+
+// hasReservations reports whether the pass must consider advanced
+// reservations at all; without any, nothing here runs, so plans are what
+// they were before reservations existed.
+func hasReservations(s *Snapshot) bool {
+	if len(s.Reservations) > 0 {
+		return true
+	}
+	for i := range s.Pending {
+		if s.Pending[i].Reservation != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// resvPass runs before the main pass. Jobs that name a reservation are
+// tried first, in priority order, on the reservation's nodes only (the
+// other jobs cannot use those nodes during the window, so the order
+// between the two groups does not take resources from either); they are
+// then left out of the main and backfill queues. Afterwards every node of
+// a reservation is marked held from the reservation's start, so jobs
+// without it that would still run then do not start there now. Jobs a
+// maintenance reservation shuts out get their reason here.
+func (c *cluster) resvPass(out []outcome) []Start {
+	s := c.snap
+	c.skip = make([]bool, len(s.Pending))
+	byName := make(map[string]*Reservation, len(s.Reservations))
+	for i := range s.Reservations {
+		byName[s.Reservations[i].Name] = &s.Reservations[i]
+	}
+	var mine []int
+	for ji := range s.Pending {
+		if s.Pending[ji].Reservation != "" {
+			mine = append(mine, ji)
+		}
+	}
+	sort.SliceStable(mine, func(a, b int) bool {
+		ja, jb := &s.Pending[mine[a]], &s.Pending[mine[b]]
+		if ja.Priority != jb.Priority {
+			return ja.Priority > jb.Priority
+		}
+		if ja.SubmitTime != jb.SubmitTime {
+			return ja.SubmitTime < jb.SubmitTime
+		}
+		return ja.JobID < jb.JobID
+	})
+	var starts []Start
+	for _, ji := range mine {
+		c.skip[ji] = true
+		j := &s.Pending[ji]
+		o := &out[ji]
+		if r := eligible(j, c.now); r != ReasonNone {
+			o.reason = r
+			continue
+		}
+		rv := byName[j.Reservation]
+		switch {
+		case rv == nil || c.now >= rv.End || len(rv.Nodes) == 0:
+			o.setReason(ReasonReservation)
+			continue
+		case c.now < rv.Start:
+			// Not started yet (WAIT_RESERVATION); the controller
+			// normally keeps such jobs out of the snapshot.
+			o.setReason(ReasonReservation)
+			continue
+		}
+		if st, ok := c.startInReservation(j, o, rv); ok {
+			starts = append(starts, st)
+		}
+	}
+	for i := range s.Reservations {
+		rv := &s.Reservations[i]
+		if rv.End <= c.now {
+			continue
+		}
+		start := max(rv.Start, c.now)
+		for _, ni := range rv.Nodes {
+			if ni >= 0 && ni < len(c.resvFirst) && start < c.resvFirst[ni] {
+				c.resvFirst[ni] = start
+			}
+		}
+	}
+	c.maintReasons(out)
+	return starts
+}
+
+// startInReservation tries j now on rv's nodes in each of its partitions.
+func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start, bool) {
+	mask := bitset.New(c.n)
+	for _, ni := range rv.Nodes {
+		if ni >= 0 && uint(ni) < c.n {
+			mask.Set(uint(ni))
+		}
+	}
+	pis := c.jobPartitions(j)
+	if len(pis) == 0 {
+		o.setReason(ReasonPartConfig)
+		return Start{}, false
+	}
+	for _, pi := range pis {
+		r, why := c.newRequest(j, pi)
+		if why != ReasonNone {
+			o.setReason(why)
+			continue
+		}
+		pl, ok := c.tryNow(r, mask)
+		if !ok && r.share {
+			pl, ok = c.tryNowOver(r, mask.Words())
+		}
+		if ok {
+			o.started = true
+			return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: c.allocate(r, pl)}, true
+		}
+		o.setReason(ReasonResources)
+	}
+	return Start{}, false
+}
+
+// jobPartitions are the partition indexes a job is queued in, as
+// buildQueue finds them.
+func (c *cluster) jobPartitions(j *Job) []int {
+	var pis []int
+	if len(j.Partitions) == 0 {
+		for pi := range c.snap.Partitions {
+			if c.snap.Partitions[pi].Default {
+				return []int{pi}
+			}
+		}
+		return nil
+	}
+	for _, name := range j.Partitions {
+		if pi, ok := c.partIdx[name]; ok && !containsInt(pis, pi) {
+			pis = append(pis, pi)
+		}
+	}
+	return pis
+}
+
+func containsInt(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// maintReasons gives "ReqNodeNotAvail, Reserved for maintenance" to the
+// eligible jobs without a reservation whose every partition lies inside
+// maintenance reservations overlapping the job's run from now, and keeps
+// them out of the queues, as select_nodes returns early for them.
+func (c *cluster) maintReasons(out []outcome) {
+	s := c.snap
+	var maint []*Reservation
+	for i := range s.Reservations {
+		if rv := &s.Reservations[i]; rv.Maint && rv.End > c.now {
+			maint = append(maint, rv)
+		}
+	}
+	if len(maint) == 0 {
+		return
+	}
+	for ji := range s.Pending {
+		j := &s.Pending[ji]
+		if c.skip[ji] || j.Reservation != "" || eligible(j, c.now) != ReasonNone {
+			continue
+		}
+		pis := c.jobPartitions(j)
+		shut := len(pis) > 0
+		var until int64
+		for _, pi := range pis {
+			r, why := c.newRequest(j, pi)
+			if why != ReasonNone {
+				shut = false
+				break
+			}
+			end, in := c.partInMaint(pi, maint, c.now+r.duration)
+			if !in {
+				shut = false
+				break
+			}
+			until = max(until, end)
+		}
+		if shut {
+			// job_test_resv moves such a job to the reservation's end.
+			c.skip[ji] = true
+			out[ji].reason = ReasonReqNodeNotAvail
+			out[ji].desc = DescReservedMaint
+			out[ji].startTime = until
+		}
+	}
+}
+
+// partInMaint reports whether every node of partition pi is in one of the
+// maintenance reservations that start before end, and when the first
+// such reservation ends.
+func (c *cluster) partInMaint(pi int, maint []*Reservation, end int64) (int64, bool) {
+	p := &c.snap.Partitions[pi]
+	if len(p.Nodes) == 0 {
+		return 0, false
+	}
+	var until int64
+	found := false
+	for _, rv := range maint {
+		if rv.Start >= end {
+			continue
+		}
+		in := true
+		for _, ni := range p.Nodes {
+			if !containsInt(rv.Nodes, ni) {
+				in = false
+				break
+			}
+		}
+		if in && (!found || rv.End < until) {
+			until, found = rv.End, true
+		}
+	}
+	return until, found
+}
+
+// resvReasons runs after the passes: a job without a reservation that
+// waits for resources, but could not run even on empty nodes once the
+// reservations meeting its run from now are taken out, waits
+// "ReqNodeNotAvail, May be reserved for other job" instead.
+func (c *cluster) resvReasons(out []outcome) {
+	s := c.snap
+	for ji := range s.Pending {
+		j := &s.Pending[ji]
+		o := &out[ji]
+		if o.started || c.skip[ji] || j.Reservation != "" || o.reason != ReasonResources {
+			continue
+		}
+		shut := true
+		for _, pi := range c.jobPartitions(j) {
+			r, why := c.newRequest(j, pi)
+			if why != ReasonNone || c.fitsOutsideResv(r) {
+				shut = false
+				break
+			}
+		}
+		if shut {
+			o.reason = ReasonReqNodeNotAvail
+			o.desc = DescMayBeReserved
+		}
+	}
+}
+
+// fitsOutsideResv reports whether r fits the nodes of its partition,
+// all empty, that no reservation holds during [now, now+duration).
+func (c *cluster) fitsOutsideResv(r *request) bool {
+	held := bitset.New(c.n)
+	end := c.now + r.duration
+	for i := range c.snap.Reservations {
+		rv := &c.snap.Reservations[i]
+		if rv.Start >= end || rv.End <= c.now {
+			continue
+		}
+		for _, ni := range rv.Nodes {
+			if ni >= 0 && uint(ni) < c.n {
+				held.Set(uint(ni))
+			}
+		}
+	}
+	if held.None() {
+		return true
+	}
+	for a := 0; a < r.altCount(); a++ {
+		b := c.base(r, a)
+		b.InPlaceDifference(held)
+		if !r.job.Contiguous && len(r.counts) == 0 {
+			if c.fitsByConfig(r, b) {
+				return true
+			}
+			continue
+		}
+		var cands, caps []int
+		for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
+			if k := c.capacityWith(r, int(i), int32(c.nodes[i].Cores()), c.nodes[i].RealMemory, gresTotal); k > 0 {
+				cands = append(cands, int(i))
+				caps = append(caps, k)
+			}
+		}
+		if _, ok := c.place(r, cands, caps); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// resvSpans adds the reservations' windows to the backfill timeline as
+// whole-node blocked intervals (after the main pass, so the block index
+// is built from what the main pass left, as for backfill's own
+// reservations).
+func (c *cluster) resvSpans() {
+	for i := range c.snap.Reservations {
+		rv := &c.snap.Reservations[i]
+		if rv.End <= c.now {
+			continue
+		}
+		k := (max(rv.Start, c.now) - c.now) / c.res
+		if k >= int64(c.nb) {
+			continue // beyond the window: only resvFirst matters
+		}
+		e := min((rv.End-c.now+c.res-1)/c.res, int64(c.nb))
+		var nodes []int
+		for _, ni := range rv.Nodes {
+			if ni >= 0 && uint(ni) < c.n {
+				nodes = append(nodes, ni)
+			}
+		}
+		if len(nodes) > 0 && int64(k) < e {
+			c.addSpans(nodes, int32(k), int32(e))
+		}
+	}
+}
