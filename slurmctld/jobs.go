@@ -117,7 +117,10 @@ func jobsConfig(cfg *ctld.Config) (jobs.Config, error) {
 	if err != nil {
 		return jcfg, err
 	}
-	jcfg.Users = lookupUser
+	// Cached for GroupUpdateTime as slurmctld's group cache: uncached,
+	// a lookup per pending job per scheduling pass dominates the
+	// controller's CPU when short jobs turn over.
+	jcfg.Users = jobs.CachedUsers(lookupUser, time.Duration(cfg.Conf.GroupUpdateTime)*time.Second, time.Now)
 	return jcfg, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/goslurm/goslurm/protocol/codec"
@@ -25,12 +26,25 @@ const eslurmdKillJobAlreadyComplete = 4002
 // a node that stays silent goes DOWN and jobs.NodeDown releases it).
 const killRetries = 5
 
-// carryOut performs a call's actions, in order.
+// carryOut performs a call's actions, in order, except that consecutive
+// batch launches go out together (launchParallel at a time), as
+// slurmctld's agent threads send them: each is a round trip to another
+// job's batch host, and one after the other they delay the last job of a
+// big scheduling pass by the sum of the others' round trips.
 func (c *Controller) carryOut(acts []jobs.Action) {
+	var launches sync.WaitGroup
+	slots := make(chan struct{}, launchParallel)
 	for _, a := range acts {
+		if l, ok := a.(jobs.LaunchBatch); ok {
+			slots <- struct{}{}
+			launches.Go(func() {
+				defer func() { <-slots }()
+				c.launchBatch(l)
+			})
+			continue
+		}
+		launches.Wait() // what follows a launch comes after it
 		switch a := a.(type) {
-		case jobs.LaunchBatch:
-			c.launchBatch(a)
 		case jobs.NodeMessage:
 			c.nodeMessage(a)
 		case jobs.SrunMessage:
@@ -48,7 +62,12 @@ func (c *Controller) carryOut(acts []jobs.Action) {
 			c.log.Error(fmt.Sprintf("job action %T not handled", a))
 		}
 	}
+	launches.Wait()
 }
+
+// launchParallel bounds the batch launches in flight from one call, as
+// the agent's thread count (AGENT_THREAD_COUNT) bounds slurmctld's.
+const launchParallel = 10
 
 func (c *Controller) sendTimeout() time.Duration {
 	cfg := c.Config()
@@ -66,8 +85,10 @@ func (c *Controller) launchBatch(a jobs.LaunchBatch) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.sendTimeout())
 	defer cancel()
+	perfEvent("launch-send", a.JobID, a.Node)
 	res, err := c.Sender().Send(ctx, []string{a.Node}, forward.Request{
 		MsgType: msgtype.REQUEST_BATCH_JOB_LAUNCH, Body: data, RUID: c.Config().SlurmdUID})
+	perfEvent("launch-rc", a.JobID, err)
 	if err != nil || len(res) != 1 {
 		c.log.Error(fmt.Sprintf("batch launch JobId=%d on %s: %v", a.JobID, a.Node, err))
 		return
@@ -106,7 +127,9 @@ func (c *Controller) nodeMessage(a jobs.NodeMessage) {
 	nodes := a.Nodes
 	for try := 0; len(nodes) > 0; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), c.sendTimeout())
+		perfEvent("node-send", a.JobID, a.MsgType)
 		res, err := c.Sender().Send(ctx, nodes, forward.Request{MsgType: a.MsgType, Body: data, RUID: c.Config().SlurmdUID})
+		perfEvent("node-rc", a.JobID, a.MsgType)
 		cancel()
 		if err != nil {
 			c.log.Error(fmt.Sprintf("%s JobId=%d: %v", a.MsgType, a.JobID, err))

@@ -558,9 +558,11 @@ func (c *Controller) rpcRequeue(ctx context.Context, r *server.Request) *server.
 
 func (c *Controller) rpcCompleteBatch(ctx context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.CompleteBatchScript](r.Body)
+	perfEvent("complete-in", req.JobID, req.NodeName.Value)
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
 		return m.CompleteBatch(req, caller(r), cl, now)
 	})
+	perfEvent("complete-out", req.JobID, err)
 	c.kickScheduler()
 	return c.reply(out, err, rcOK)
 }
@@ -581,6 +583,7 @@ func (c *Controller) rpcEpilogComplete(ctx context.Context, r *server.Request) *
 		c.log.Error(fmt.Sprintf("_slurm_rpc_epilog_complete: epilog error JobId=%d Node=%s Err=%s",
 			req.JobID, req.NodeName.Value, slurmerr.Message(int(req.ReturnCode))))
 	}
+	perfEvent("epilog-in", req.JobID, req.NodeName.Value)
 	c.epilogComplete(ctx, req.JobID, req.NodeName.Value, caller(r))
 	return nil
 }
@@ -592,6 +595,7 @@ func (c *Controller) epilogComplete(ctx context.Context, jobID uint32, node stri
 	if err != nil {
 		c.log.Debug(fmt.Sprintf("_slurm_rpc_epilog_complete: JobId=%d Node=%s: %v", jobID, node, err))
 	}
+	perfEvent("epilog-done", jobID, node)
 	c.kickScheduler()
 	c.spawnActions(out.Actions)
 }
@@ -655,12 +659,14 @@ func (c *Controller) runJobs(ctx context.Context) {
 }
 
 func (c *Controller) schedulePass(ctx context.Context, backfill bool) {
+	perfEvent("pass-begin", 0, backfill)
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
 		return m.Schedule(cl, now, backfill)
 	})
 	if err != nil {
 		c.log.Error(fmt.Sprintf("schedule: %v", err))
 	}
+	perfEvent("pass-end", 0, len(out.Actions))
 	c.spawnActions(out.Actions)
 }
 
