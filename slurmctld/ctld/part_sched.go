@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -66,17 +67,48 @@ func (c *Controller) schedPartitions(lookup sched.GroupLookup) ([]sched.Partitio
 			return nil, err
 		}
 		sp.State = schedPartState(p.StateUp)
+		sp.Alternate = p.Conf.Alternate
+		if strings.EqualFold(sp.Alternate, "none") {
+			sp.Alternate = ""
+		}
+		sp.DisableRootJobs = p.Flags&msg.PartFlagNoRoot != 0
+		sp.AllocNodes = p.Conf.AllocNodes
 		out[i] = sp
 	}
 	return out, nil
 }
 
 // schedNodes refreshes the scheduler's node records in place: state,
-// active features and weight. Called under the write lock.
+// active and available features, weight. Called under the write lock.
 func (c *Controller) schedNodes(dst []sched.Node) {
 	for i, n := range c.nodes {
 		dst[i].State = schedNodeState(n)
 		dst[i].Features = n.schedFeatures
+		if !sameFeatures(dst[i].AvailFeatures, n.Features) {
+			dst[i].AvailFeatures = splitFeatures(n.Features)
+		}
 		dst[i].Weight = n.Weight
 	}
+}
+
+// sameFeatures reports whether list is s split at commas, without
+// allocating: the view is refreshed on every submission and the
+// available features rarely change.
+func sameFeatures(list []string, s string) bool {
+	if s == "" {
+		return len(list) == 0
+	}
+	for i, f := range list {
+		if i > 0 {
+			if s == "" || s[0] != ',' {
+				return false
+			}
+			s = s[1:]
+		}
+		if !strings.HasPrefix(s, f) {
+			return false
+		}
+		s = s[len(f):]
+	}
+	return len(list) > 0 && s == ""
 }

@@ -168,8 +168,17 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 			parts = append(parts, p)
 		}
 	}
+	// Partitions that take no jobs are replaced by their alternates.
+	multi := len(parts) > 1
+	parts, changed, rc := submitParts(cl, parts)
+	if rc != 0 {
+		return nil, serr(rc)
+	}
 	for _, p := range parts {
 		j.Partitions = append(j.Partitions, p.Name)
+	}
+	if changed && j.PartitionReq != "" {
+		j.PartitionReq = strings.Join(j.Partitions, ",")
 	}
 
 	// Node list vs counts.
@@ -218,49 +227,17 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		return nil, serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
 	}
 
-	// Access and limits per partition (_part_access_check).
+	// Access and limits per partition (_valid_job_part): submitcheck.go.
 	var groups []uint32
 	if u, ok := m.user(uid); ok {
 		groups = u.Groups
 	}
-	anyOK := false
-	var failRC int
-	for _, p := range parts {
-		rc := m.partAccess(p, j, reqIdx, c.UID, groups)
-		switch {
-		case rc == 0:
-			anyOK = true
-		case rc == slurmerr.ESLURM_ACCESS_DENIED || rc == slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP ||
-			rc == slurmerr.ESLURM_INVALID_ACCOUNT || rc == slurmerr.ESLURM_USER_ID_MISSING:
-			return nil, serr(rc)
-		case m.cfg.EnforcePartLimits == EnforceAll:
-			return nil, serr(rc)
-		default:
-			failRC = rc
-		}
+	if rc := m.validJobPart(cl, j, parts, multi, reqIdx, c.UID, groups, kind == kindBatch && strOf(d.ArrayInx) == "", now); rc != 0 {
+		return nil, serr(rc)
 	}
-	if !anyOK && failRC != 0 {
-		if m.cfg.EnforcePartLimits == EnforceAny || len(parts) == 1 && m.cfg.EnforcePartLimits != EnforceNo {
-			return nil, serr(failRC)
-		}
-		// A request that can never run anywhere (more nodes than any of
-		// its partitions has) is refused even without enforcement, as
-		// select_nodes refuses it at submit time.
-		if failRC == slurmerr.ESLURM_INVALID_NODE_COUNT && tooManyNodes(parts, j.MinNodes) {
-			return nil, serr(failRC)
-		}
-	}
-
-	// Time limit default: the partition's DefaultTime, else the job keeps
-	// NO_VAL and MaxTime stands for it.
-	if j.TimeLimit == NoVal && len(parts) > 0 && parts[0].DefaultTime != NoVal && parts[0].DefaultTime != 0 {
-		j.TimeLimit = parts[0].DefaultTime
-	}
-	if j.MinNodes == NoVal {
-		j.MinNodes = 1
-		if len(parts) > 0 && parts[0].MinNodes > 1 {
-			j.MinNodes = parts[0].MinNodes
-		}
+	excIdx, err := overlapCheck(cl, j.ExcNodes, reqIdx)
+	if err != nil {
+		return nil, err
 	}
 
 	// --reservation (validate_job_resv); a reservation not open yet
@@ -276,7 +253,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if ds := strOf(d.Dependency); ds != "" {
 		dep, ok := parseDependency(ds)
 		if !ok || !m.validDependency(dep, 0) {
-			return nil, serr(slurmerr.ESLURM_DEPENDENCY)
+			return nil, m.lateReject(kind, serr(slurmerr.ESLURM_DEPENDENCY))
 		}
 		j.Dependency = dep
 	}
@@ -302,87 +279,10 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	case d.Priority != NoVal && m.privileged(c.UID):
 		j.Priority, j.AdminPrio = d.Priority, true
 	}
+	// Constraint, then whether the job could ever run: submitcheck*.go.
+	if err := m.lateChecks(cl, j, parts, reqIdx, excIdx, kind); err != nil {
+		return nil, err
+	}
 	internJob(j)
 	return j, nil
-}
-
-func tooManyNodes(parts []*sched.Partition, min uint32) bool {
-	for _, p := range parts {
-		if uint32(len(p.Nodes)) >= min {
-			return false
-		}
-	}
-	return true
-}
-
-// partAccess is _part_access_check: 0 or the Slurm code refusing p.
-func (m *Manager) partAccess(p *sched.Partition, j *Job, reqIdx []int, submitUID uint32, groups []uint32) int {
-	if p.RootOnly && !m.privileged(submitUID) {
-		return slurmerr.ESLURM_ACCESS_DENIED
-	}
-	if len(p.AllowGIDs) > 0 || len(p.AllowGroups) > 0 {
-		if !m.inGroups(p, j, groups) {
-			return slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP
-		}
-	}
-	if len(p.AllowAccounts) > 0 && !contains(p.AllowAccounts, j.Account) && !m.privileged(submitUID) ||
-		len(p.DenyAccounts) > 0 && contains(p.DenyAccounts, j.Account) {
-		return slurmerr.ESLURM_INVALID_ACCOUNT
-	}
-	total := uint32(len(p.Nodes))
-	if j.MinNodes != NoVal && j.MinNodes > total {
-		return slurmerr.ESLURM_INVALID_NODE_COUNT
-	}
-	if len(reqIdx) > 0 {
-		in := map[int]bool{}
-		for _, i := range p.Nodes {
-			in[i] = true
-		}
-		for _, i := range reqIdx {
-			if !in[i] {
-				return slurmerr.ESLURM_REQUESTED_NODES_NOT_IN_PARTITION
-			}
-		}
-	}
-	if j.MinNodes != NoVal && j.MinNodes < p.MinNodes {
-		return slurmerr.ESLURM_INVALID_NODE_COUNT
-	}
-	if j.MaxNodes != NoVal && j.MaxNodes != 0 && p.MaxNodes != Infinite && j.MaxNodes > p.MaxNodes {
-		return slurmerr.ESLURM_INVALID_NODE_COUNT
-	}
-	if j.MinNodes != NoVal && p.MaxNodes != Infinite && j.MinNodes > p.MaxNodes {
-		return slurmerr.ESLURM_INVALID_NODE_COUNT
-	}
-	if j.TimeLimit != NoVal && p.MaxTime != Infinite && j.TimeLimit > p.MaxTime {
-		return slurmerr.ESLURM_INVALID_TIME_LIMIT
-	}
-	return 0
-}
-
-// inGroups: root and SlurmUser pass every AllowGroups (validate_group);
-// otherwise the user's primary or a supplementary group must be listed.
-func (m *Manager) inGroups(p *sched.Partition, j *Job, groups []uint32) bool {
-	if m.privileged(j.UserID) {
-		return true
-	}
-	for _, g := range p.AllowGIDs {
-		if g == j.GroupID {
-			return true
-		}
-		for _, h := range groups {
-			if g == h {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

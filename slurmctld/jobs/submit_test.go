@@ -29,7 +29,10 @@ func TestSubmitRejections(t *testing.T) {
 		{"unknown node", alice, func(d *msg.JobDesc) { d.ReqNodes = msg.Str("n9") }, EnforceNo, slurmerr.ESLURM_INVALID_NODE_NAME},
 		{"node list over max nodes", alice, func(d *msg.JobDesc) { d.ReqNodes = msg.Str("n[1-3]"); d.MaxNodes = 2 }, EnforceNo, slurmerr.ESLURM_INVALID_NODE_COUNT},
 		{"min over max", alice, func(d *msg.JobDesc) { d.MinNodes, d.MaxNodes = 3, 2 }, EnforceNo, slurmerr.ESLURM_INVALID_NODE_COUNT},
-		{"more nodes than exist", alice, func(d *msg.JobDesc) { d.MinNodes = 9 }, EnforceNo, slurmerr.ESLURM_INVALID_NODE_COUNT},
+		// Real 22.05 queues it (PartitionConfig) unless limits are
+		// enforced (TestSlurmctldSubmitChecksDiff).
+		{"more nodes than exist", alice, func(d *msg.JobDesc) { d.MinNodes = 9 }, EnforceNo, 0},
+		{"more nodes than exist enforced", alice, func(d *msg.JobDesc) { d.MinNodes = 9 }, EnforceAny, slurmerr.ESLURM_INVALID_NODE_COUNT},
 		{"over MaxTime waits", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("short"); d.TimeLimit = 60 }, EnforceNo, 0},
 		{"over MaxTime enforced", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("short"); d.TimeLimit = 60 }, EnforceAll, slurmerr.ESLURM_INVALID_TIME_LIMIT},
 		{"over MaxNodes enforced", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("short"); d.MinNodes, d.MaxNodes = 2, 3 }, EnforceAll, slurmerr.ESLURM_INVALID_NODE_COUNT},

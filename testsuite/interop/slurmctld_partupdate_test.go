@@ -2,7 +2,6 @@ package interop
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -260,9 +259,6 @@ func partRefusedCollect(c *ctldharness.Cluster) map[string]string {
 // of partition state (ESLURM_PARTITION_NOT_AVAIL) or an unknown feature
 // (ESLURM_INVALID_FEATURE), with features changed by scontrol update.
 func TestSlurmctldPartitionSubmitRefused(t *testing.T) {
-	if os.Getenv("GOSLURM_PART_SUBMIT_CHECKS") != "1" {
-		t.Skip("needs the submission checks in slurmctld/jobs (partition state, features against the controller's node features); set GOSLURM_PART_SUBMIT_CHECKS=1 once they are in")
-	}
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, partTestOptions)

@@ -1,0 +1,259 @@
+package jobs
+
+import (
+	"slices"
+
+	"github.com/goslurm/goslurm/hostlist"
+
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// Whether a new job could ever run, as _select_nodes_parts decides at
+// submission: job_limits_check against each partition, then (when the
+// limits pass) the configuration part of select_nodes: account lists,
+// holds, nodes whose CPUs, memory and socket layout fit, required nodes
+// among those, node counts. Whether nodes are free now is the
+// scheduler's business, as are feature counts.
+
+// limitsCheck is job_limits_check: the reason p makes the job wait, or
+// ReasonNone.
+func (m *Manager) limitsCheck(cl *Cluster, p *sched.Partition, j *Job) sched.Reason {
+	a := accessReq{userID: j.UserID, minCPUs: j.MinCPUs, minNodes: j.MinNodes, maxNodes: j.MaxNodes,
+		timeLimit: j.TimeLimit, acct: j.Account, allocNode: j.AllocNode}
+	if a.maxNodes == 0 {
+		a.maxNodes = NoVal
+	}
+	if a.minCPUs == NoVal {
+		a.minCPUs = a.minNodes
+	}
+	switch rc := m.partAccessCheck(cl, p, a, j.UserID, nil, j.GroupID); rc {
+	case 0:
+	case slurmerr.ESLURM_INVALID_TIME_LIMIT, slurmerr.ESLURM_INVALID_TIME_MIN_LIMIT:
+		return sched.ReasonPartTimeLimit
+	case slurmerr.ESLURM_INVALID_NODE_COUNT:
+		return sched.ReasonPartNodeLimit
+	default:
+		return sched.ReasonPartConfig
+	}
+	switch p.State {
+	case sched.PartDown:
+		return sched.ReasonPartDown
+	case sched.PartInactive:
+		return sched.ReasonPartInactive
+	}
+	return sched.ReasonNone
+}
+
+// selectTest is the part of select_nodes that needs no free resources:
+// 0 when the job could run in p, else the code and the message for the
+// user (kept across partitions as slurmctld keeps its err_msg).
+func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, excIdx []int, userMsg *string) int {
+	if desc, rc := acctPolicy(p, ""); rc != 0 {
+		j.StateDesc = desc
+		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+	}
+	if j.Hold != HoldNone {
+		return slurmerr.ESLURM_JOB_HELD
+	}
+	pnCPUs := uint32(j.PnMinCPUs)
+	if j.PnMinCPUs == NoVal16 || j.PnMinCPUs == 0 {
+		pnCPUs = 1
+	}
+	mem := uint64(0)
+	if j.PnMinMemory != NoVal64 {
+		mem = j.PnMinMemory &^ memPerCPU
+	}
+	// A node is usable when in p, not excluded and big enough; the
+	// message is the last refusal's, as slurmctld's err_msg per node
+	// configuration.
+	fits := func(i int) string {
+		n := &cl.Nodes[i]
+		switch {
+		case pnCPUs > uint32(n.CPUs):
+			return "CPU count per node can not be satisfied"
+		case mem > n.RealMemory:
+			return "Memory specification can not be satisfied"
+		case !fits16(j.SocketsPerNode, n.Sockets) || !fits16(j.CoresPerSocket, n.CoresPerSocket) ||
+			!fits16(j.ThreadsPerCore, n.ThreadsPerCore):
+			return "Socket, core and/or thread specification can not be satisfied"
+		}
+		return ""
+	}
+	anyUsable := false
+	for _, i := range p.Nodes {
+		if slices.Contains(excIdx, i) {
+			continue
+		}
+		if why := fits(i); why != "" {
+			*userMsg = why
+		} else {
+			anyUsable = true
+		}
+	}
+	if !anyUsable {
+		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+	}
+	if len(reqIdx) > 0 {
+		// Excluded and required nodes never overlap (overlapCheck).
+		if !subset(reqIdx, p.Nodes) {
+			return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+		}
+		for _, i := range reqIdx {
+			if fits(i) != "" {
+				return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+			}
+		}
+	}
+	// get_node_cnts
+	minN := max(j.MinNodes, p.MinNodes)
+	maxN := p.MaxNodes
+	if j.MaxNodes != 0 && j.MaxNodes != NoVal {
+		maxN = min(j.MaxNodes, p.MaxNodes)
+		if uint32(len(reqIdx)) > j.MaxNodes {
+			return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+		}
+	}
+	if maxN < minN {
+		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+	}
+	return 0
+}
+
+// fits16: an unset (NO_VAL16) per-node request fits any node.
+func fits16(want, have uint16) bool { return want == NoVal16 || want <= have }
+
+// queueable reports whether a code from trySelect means "queue the job"
+// (true) rather than "refuse it".
+func queueable(rc int) bool {
+	switch rc {
+	case 0, slurmerr.ESLURM_NODES_BUSY, slurmerr.ESLURM_JOB_HELD, slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE,
+		slurmerr.ESLURM_PARTITION_DOWN:
+		return true
+	}
+	return false
+}
+
+// trySelect is _select_nodes_parts at submission: the outcome over the
+// job's partitions (tried by PriorityTier, highest first). A refusal
+// (per job_allocate) is returned as an error; a queued job gets the
+// first reason slurmctld gives it.
+func (m *Manager) trySelect(cl *Cluster, j *Job, parts []*sched.Partition, reqIdx, excIdx []int, testOnly bool) error {
+	enforce := m.cfg.EnforcePartLimits
+	var userMsg string
+	rc := slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+	if len(parts) == 1 {
+		p := parts[0]
+		switch lr := m.limitsCheck(cl, p, j); lr {
+		case sched.ReasonNone:
+			rc = m.selectTest(cl, p, j, reqIdx, excIdx, &userMsg)
+		case sched.ReasonPartDown:
+			if rc = m.selectTest(cl, p, j, reqIdx, excIdx, &userMsg); rc == 0 {
+				rc = slurmerr.ESLURM_PARTITION_DOWN
+			}
+		}
+	} else {
+		sorted := slices.Clone(parts)
+		slices.SortStableFunc(sorted, func(a, b *sched.Partition) int { return int(b.PriorityTier) - int(a.PriorityTier) })
+		best := -1
+		lr := sched.ReasonNone
+		for _, p := range sorted {
+			lr = m.limitsCheck(cl, p, j)
+			if lr != sched.ReasonNone && enforce == EnforceAny {
+				continue
+			}
+			if lr != sched.ReasonNone && enforce == EnforceAll {
+				if lr != sched.ReasonPartDown {
+					best = slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+					break
+				}
+				best = slurmerr.ESLURM_PARTITION_DOWN
+			}
+			rc = m.selectTest(cl, p, j, reqIdx, excIdx, &userMsg)
+			if rc == 0 && lr == sched.ReasonPartDown {
+				rc = slurmerr.ESLURM_PARTITION_DOWN
+			}
+			if rc == slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE && enforce == EnforceAll {
+				best = rc
+				break
+			}
+			if rc != slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE &&
+				rc != slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE {
+				best = rc
+				if enforce != EnforceAll || !testOnly && lr == sched.ReasonNone {
+					break
+				}
+			}
+		}
+		if best != -1 {
+			rc = best
+		} else if lr == sched.ReasonPartDown {
+			rc = slurmerr.ESLURM_PARTITION_DOWN
+		}
+	}
+	switch rc {
+	case slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE:
+		if enforce != EnforceNo {
+			return &RejectError{Code: rc, Msg: userMsg}
+		}
+		j.Reason = uint16(sched.ReasonPartConfig)
+	case slurmerr.ESLURM_PARTITION_DOWN:
+		j.Reason = uint16(sched.ReasonPartDown)
+	}
+	if !queueable(rc) {
+		return &RejectError{Code: rc, Msg: userMsg}
+	}
+	return nil
+}
+
+// overlapCheck: the excluded nodes (indexes) must not include a required
+// one.
+func overlapCheck(cl *Cluster, exc string, reqIdx []int) ([]int, error) {
+	if exc == "" {
+		return nil, nil
+	}
+	names, err := hostlist.Expand(exc)
+	if err != nil {
+		return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+	}
+	var idx []int
+	for _, n := range names {
+		i := cl.nodeIndex(n)
+		if i < 0 {
+			return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		if slices.Contains(reqIdx, i) {
+			return nil, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		idx = append(idx, i)
+	}
+	return idx, nil
+}
+
+// lateReject: slurmctld refuses these after the job record exists, so
+// the refused job used up a job id (the next job's id shows it).
+func (m *Manager) lateReject(k kind, err error) error {
+	if k != kindWillRun {
+		m.allocID()
+	}
+	return err
+}
+
+// lateChecks are the checks slurmctld makes once the job record exists:
+// the constraint (build_feature_list), then, except for --test-only,
+// whether the job could ever run (_select_nodes_parts).
+func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqIdx, excIdx []int, k kind) error {
+	if j.Features != "" {
+		j.Features = normalizeFeatures(j.Features)
+		if rc := checkFeatures(j.Features, cl.Nodes); rc != 0 {
+			return m.lateReject(k, serr(rc))
+		}
+	}
+	if k == kindWillRun {
+		return nil
+	}
+	if err := m.trySelect(cl, j, parts, reqIdx, excIdx, k == kindBatch); err != nil {
+		return m.lateReject(k, err)
+	}
+	return nil
+}
