@@ -266,9 +266,14 @@ func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs
 // outcome's actions go out once the reply is sent.
 func (c *Controller) reply(out jobs.Outcome, err error, ok func() *server.Response) *server.Response {
 	var resp *server.Response
-	if err != nil {
+	switch {
+	case err != nil && jobs.UserMessage(err) != "":
+		// slurm_send_rc_err_msg: sbatch/srun print the text before the
+		// error ("Memory specification can not be satisfied").
+		resp = server.RCMsg(slurmerr.Code(err), jobs.UserMessage(err))
+	case err != nil:
 		resp = server.RC(slurmerr.Code(err))
-	} else {
+	default:
 		resp = ok()
 	}
 	if len(out.Actions) > 0 {

@@ -139,12 +139,6 @@ var submitCheckGaps = map[string]string{
 	// srun prints the allocation reply's error code of a queued job
 	// (jobs/ops.go Allocate).
 	"c31 srun -I10 -N 3 true": "allocation reply error code",
-	// The text before the error needs RESPONSE_SLURM_RC_MSG
-	// (jobs.UserMessage) in ctld's reply.
-	"c04 sbatch --mem=2000":         "RESPONSE_SLURM_RC_MSG",
-	"c13 sbatch -c 4":               "RESPONSE_SLURM_RC_MSG",
-	"c32 srun -I10 --mem=2000 true": "RESPONSE_SLURM_RC_MSG",
-	"c39 sbatch -w n1 --mem=2000":   "RESPONSE_SLURM_RC_MSG",
 }
 
 func submitChecksCompare(t *testing.T, want, got map[string]string) {
