@@ -84,7 +84,11 @@ func (s *sbatch) newClient(c *conf.Config) (*client.Client, error) {
 	// codec refusing auth/slurm sections could not read them.
 	cd := &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: c.AuthType == "auth/slurm"}
 	return &client.Client{Controllers: ctls, Auth: a, Codec: cd,
-		MessageTimeout: time.Duration(c.MessageTimeout) * time.Second}, nil
+		MessageTimeout: time.Duration(c.MessageTimeout) * time.Second,
+		// Failover as Slurm's commands do it: TCPTimeout per dead
+		// controller host, SlurmctldTimeout while a backup is in standby.
+		ConnectTimeout:   time.Duration(c.TCPTimeout) * time.Second,
+		SlurmctldTimeout: time.Duration(c.SlurmctldTimeout) * time.Second}, nil
 }
 
 func encode(mt msgtype.Type, body any) ([]byte, error) {

@@ -120,22 +120,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) (string, b
 type queryCache struct {
 	parts *msg.PartitionInfoResponse
 	nodes *msg.NodeInfoResponse
+	resv  *msg.ReservationInfoResponse
 }
 
 func (s *sinfo) getInfo(cache *queryCache) error {
 	if s.reservationFlag {
-		n, err := s.conn.ReservationCount(s.ctx)
-		if err != nil {
-			s.out.Flush()
-			fmt.Fprintf(s.stderr, "slurm_load_reservations: %s\n", sc.Strerror(err))
-			return err
-		}
-		if n != 0 {
-			s.errorf("listing reservations is not supported yet")
-			return errors.New("unsupported")
-		}
-		s.out.WriteString("No reservations in the system\n")
-		return nil
+		return s.reservationReport(cache)
 	}
 	var show uint16
 	if s.allFlag {

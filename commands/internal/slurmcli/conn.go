@@ -133,6 +133,11 @@ func newConn(cfg *conf.Config, path string, getenv func(string) (string, bool)) 
 			// codec refusing auth/slurm sections could not read them.
 			Codec:          &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: cfg.AuthType == "auth/slurm"},
 			MessageTimeout: timeout,
+			// Failover as Slurm's commands do it: a dead controller host
+			// costs TCPTimeout, a backup in standby is retried for up to
+			// SlurmctldTimeout.
+			ConnectTimeout:   time.Duration(cfg.TCPTimeout) * time.Second,
+			SlurmctldTimeout: time.Duration(cfg.SlurmctldTimeout) * time.Second,
 		},
 		reg: msg.Registry(),
 	}, nil
@@ -239,16 +244,6 @@ func Strerror(err error) string {
 		return se.Error()
 	}
 	return err.Error()
-}
-
-// ReservationCount is the number of reservations slurm_load_reservations
-// returns.
-func (c *Conn) ReservationCount(ctx context.Context) (uint32, error) {
-	m, err := c.LoadReservations(ctx, 0)
-	if err != nil {
-		return 0, err
-	}
-	return uint32(len(m.Reservations)), nil
 }
 
 // LoadReservations is slurm_load_reservations.

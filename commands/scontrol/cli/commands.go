@@ -116,7 +116,7 @@ func init() {
 		kw(3, cmdSchedLogLevel, "schedloglevel"),
 		kw(3, cmdShow, "show"),
 		kw(5, cmdWrite, "write"),
-		kw(8, todo, "takeover"),
+		kw(8, cmdTakeover, "takeover"),
 		kw(8, cmdShutdown, "shutdown"),
 		kw(1, cmdUpdate, "update"),
 		kw(1, cmdDelete, "delete"),

@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goslurm/goslurm/commands/internal/slurmcli"
 	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
@@ -720,4 +722,42 @@ func (s *state) waitNodesReady(id uint32) bool {
 		s.infof("Problem running job %d", id)
 	}
 	return ready
+}
+
+// cmdTakeover is "takeover [INDEX]": REQUEST_TAKEOVER, restricted to
+// SlurmUser, straight to backup controller INDEX (1 by default), which
+// then asks the primary to give up control.
+func cmdTakeover(s *state, args []string) {
+	c := s.ctl()
+	idx := 1
+	switch {
+	case len(args) > 2:
+		s.exitCode = 1
+		s.eprintf("%s: too many arguments\n", args[0])
+		return
+	case len(args) == 2:
+		idx = slurmcli.Atoi(args[1])
+		if idx < 1 || idx >= len(c.Conf.SlurmctldHost) {
+			s.exitCode = 1
+			s.eprintf("%s: invalid backup controller index (%d)\n", args[0], idx)
+			return
+		}
+	}
+	if idx >= len(c.Conf.SlurmctldHost) {
+		// No backup at all: Slurm reads an empty address past its
+		// controller list and logs these before the connect failure.
+		s.stdout.Flush()
+		s.eprintf("scontrol: error: slurm_get_port: Address family '0' not supported\n")
+		s.eprintf("scontrol: error: Error connecting, bad data: family = 0, port = 0\n")
+	}
+	r, err := c.Client.CallTo(s.ctx(), idx, msgtype.REQUEST_TAKEOVER, nil, c.Client.SlurmUserUID)
+	if err == nil {
+		err = client.ReturnCode(&r.Frame)
+	}
+	if err != nil {
+		s.exitCode = 1
+		if s.quietFlag != 1 {
+			s.perror("slurm_takeover error", err)
+		}
+	}
 }
