@@ -38,6 +38,9 @@ func stepdConfig(cfg *daemon.Config) stepd.Config {
 		JobFileAppend:  c.JobFileAppend == 1,
 		AuthType:       c.AuthType,
 		LogFile:        cfg.LogFile,
+
+		SlurmctldTimeout: cfg.SlurmctldTimeout,
+		TCPTimeout:       cfg.TCPTimeout,
 	}
 	if l := cfg.Line; l != nil {
 		sc.NodeCPUs = int(l.CPUs)

@@ -37,7 +37,8 @@ func TestStepdConfig(t *testing.T) {
 		PrologEpilogTimeout: 20 * time.Second,
 		ProctrackType:       "proctrack/cgroup", CgroupConf: filepath.Join(dir, "cgroup.conf"), MultipleSlurmd: true,
 		KillWait: 7 * time.Second, JobFileAppend: true, AuthType: "auth/munge", MungeSocket: "/run/m.sock",
-		LogFile: filepath.Join(dir, "log-n3.log"),
+		LogFile:          filepath.Join(dir, "log-n3.log"),
+		SlurmctldTimeout: 120 * time.Second, TCPTimeout: 2 * time.Second, // slurm.conf defaults
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("stepd.Config (-want +got):\n%s", d)

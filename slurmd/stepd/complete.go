@@ -75,6 +75,7 @@ func callCtld(cfg *Config, mt msgtype.Type, body []byte) error {
 		return err
 	}
 	cl := &client.Client{Controllers: cfg.Controllers, Auth: authn, SlurmUserUID: cfg.SlurmUserUID, Sweeps: 1,
+		SlurmctldTimeout: cfg.SlurmctldTimeout, ConnectTimeout: cfg.TCPTimeout,
 		Codec: &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: cfg.AuthType == "auth/slurm"}}
 	retries, delay := cfg.CompleteRetries, cfg.CompleteRetryDelay
 	if retries <= 0 {

@@ -30,6 +30,10 @@ type Config struct {
 	SlurmUserUID   uint32
 	NodeCPUs       int // CPUs of this node, to turn a step's cores into CPUs
 
+	// SlurmctldTimeout bounds the retries while a backup controller in
+	// standby takes over; TCPTimeout bounds each connect (slurm.conf).
+	SlurmctldTimeout, TCPTimeout time.Duration
+
 	// Prolog and Epilog are run as root with a clean environment when
 	// RunProlog / RunEpilog are set (see the package comment on who runs
 	// them).

@@ -192,7 +192,7 @@ func (ts *taskStep) run() {
 		if err != nil {
 			return nil, err
 		}
-		return &client.Client{Auth: authn, Sweeps: 1,
+		return &client.Client{Auth: authn, Sweeps: 1, ConnectTimeout: ts.cfg.TCPTimeout,
 			Codec: &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: ts.cfg.AuthType == "auth/slurm"}}, nil
 	}
 	cl, err := rpcAuth()
