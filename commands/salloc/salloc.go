@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"io"
 	"os"
@@ -40,12 +41,16 @@ type salloc struct {
 	env       *jobopt.Env
 	errorExit int
 	noShell   bool
-	killSig   syscall.Signal
+	killSig   syscall.Signal // --kill-command: sent to the command when the allocation is revoked; 0: none
+	argv0     string
 }
 
 func run(args []string, pio *procIO) int {
 	s := &salloc{io: pio, log: &jobopt.Log{Prog: "salloc", W: pio.stderr}, env: jobopt.NewEnv(pio.environ),
-		errorExit: 1, killSig: syscall.SIGTERM}
+		errorExit: 1, argv0: "salloc"}
+	if len(args) > 0 {
+		s.argv0 = args[0]
+	}
 	if v, ok := s.env.Get("SLURM_EXIT_ERROR"); ok {
 		if n, _ := strconv.Atoi(v); n == 0 {
 			s.log.Errorf("SLURM_EXIT_ERROR has zero value")
@@ -62,6 +67,7 @@ func (s *salloc) custom(name, arg string, has bool) error {
 	case "no-shell":
 		s.noShell = true
 	case "kill-command":
+		s.killSig = syscall.SIGTERM
 		if has {
 			n := jobopt.SignalNumber(arg)
 			if n <= 0 {
@@ -80,7 +86,7 @@ func (s *salloc) custom(name, arg string, has bool) error {
 }
 
 func (s *salloc) main(args []string) (int, error) {
-	cli := launch.CLI{Cmd: jobopt.Salloc, EnvTable: jobopt.SallocEnv, Usage: usageText, Custom: s.custom,
+	cli := launch.CLI{Cmd: jobopt.Salloc, EnvTable: jobopt.SallocEnv, Usage: usageText, Help: helpText, Custom: s.custom,
 		Log: s.log, Env: s.env, Stdout: s.io.stdout, Stderr: s.io.stderr, Cwd: s.io.cwd, Now: s.io.now}
 	ctl, o, command, err := cli.Parse(args)
 	if err != nil {
@@ -88,17 +94,29 @@ func (s *salloc) main(args []string) (int, error) {
 	}
 	conn := ctl.Conn
 	if len(command) == 0 && !s.noShell {
-		if c := conn.Conf.SallocDefaultCommand; c != "" {
-			command = []string{"/bin/sh", "-c", c}
-		} else {
-			sh, ok := s.env.Get("SHELL")
-			if !ok || sh == "" {
-				sh = "/bin/sh"
-			}
-			command = []string{sh}
-		}
+		command = s.defaultCommand(conn.Conf, o.UID, s.argv0)
 	}
 
+	jc, err := newJobControl(s.io.stdin, s.noShell)
+	if err != nil {
+		s.log.Errorf("%v", err)
+		return s.errorExit, nil
+	}
+	defer jc.restore()
+
+	if s.log.Verbose >= 1 {
+		for _, l := range o.SetOptionLines() {
+			s.log.Infof("%s", l)
+		}
+		// Real salloc loads every select plugin at -v and says so.
+		s.log.Verbosef("select/cons_res: common_init: select/cons_res loaded")
+		s.log.Verbosef("select/cons_tres: common_init: select/cons_tres loaded")
+		s.log.Verbosef("select/cray_aries: init: Cray/Aries node selection plugin loaded")
+		s.log.Verbosef("select/linear: init: Linear node selection plugin loaded with argument 4")
+	}
+	if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 && !o.NtasksSet {
+		o.Ntasks, o.NtasksSet = o.MinNodes*o.NtasksPerNode, true
+	}
 	if !o.NtasksSet && o.NodesSet && o.MinNodes > 0 {
 		o.Ntasks = o.MinNodes
 	}
@@ -111,6 +129,9 @@ func (s *salloc) main(args []string) (int, error) {
 	}
 	if o.JobName == nil {
 		desc.Name = msg.Str("interactive")
+		if s.noShell {
+			desc.Name = msg.Str("no-shell")
+		}
 	}
 	desc.UserID, desc.GroupID = o.UID, o.GID
 
@@ -132,13 +153,14 @@ func (s *salloc) main(args []string) (int, error) {
 			if !revoked {
 				revoked = true
 				s.log.Infof("Job allocation %s has been revoked.", jobIDOf(desc))
-				if child != nil {
+				if child != nil && s.killSig != 0 {
 					syscall.Kill(-child.Pid, s.killSig)
 				}
 			}
 		},
-		UserMsg:  func(t string) { s.log.Infof("%s", t) },
-		NodeFail: func(n string) { s.log.Errorf("Node failure on %s", n) },
+		UserMsg:     func(t string) { s.log.Infof("%s", t) },
+		NodeFail:    func(n string) { s.log.Errorf("Node failure on %s", n) },
+		NoOtherPort: s.noShell,
 	}
 	// Only the signals that end salloc give up a pending request.
 	cancels := func(sig os.Signal) bool {
@@ -149,7 +171,7 @@ func (s *salloc) main(args []string) (int, error) {
 		var ie *launch.InterruptedError
 		switch {
 		case errors.As(err, &ie):
-			s.log.Errorf("Interrupted by signal. Allocation request rescinded.")
+			s.log.Infof("Job aborted due to signal")
 		case o.Immediate != 0 && slurmerr.Code(err) == slurmerr.ESLURM_NODES_BUSY:
 			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
 		default:
@@ -160,6 +182,7 @@ func (s *salloc) main(args []string) (int, error) {
 	defer a.Close()
 	desc.JobID = a.JobID
 	s.log.Infof("Granted job allocation %d", a.JobID)
+	jc.granted()
 	slow := false
 	if err := a.WaitReady(context.Background(), func() {
 		slow = true
@@ -170,6 +193,10 @@ func (s *salloc) main(args []string) (int, error) {
 	}
 	if slow {
 		s.log.Infof("Nodes %s are ready for job", a.NodeList.Value)
+	}
+	if s.noShell {
+		// The allocation stays for later steps (srun --jobid).
+		return 0, nil
 	}
 
 	status := 0
@@ -185,7 +212,7 @@ func (s *salloc) main(args []string) (int, error) {
 			cmd.Env = env
 			cmd.Dir = o.Chdir
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = s.io.stdin, s.io.stdout, s.io.stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = jc.childAttr()
 			mu.Lock()
 			err = cmd.Start()
 			if err == nil {
@@ -214,6 +241,7 @@ func (s *salloc) main(args []string) (int, error) {
 				// The status is read from ProcessState; Wait's error only
 				// repeats it.
 				_ = cmd.Wait()
+				jc.commandDone()
 				close(fwdDone)
 				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 					status = int(ws)
@@ -293,6 +321,14 @@ func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocatio
 	if o.CPUsSet {
 		set("SLURM_CPUS_PER_TASK", strconv.Itoa(o.CPUsPerTask))
 	}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"SLURM_NTASKS_PER_NODE", o.NtasksPerNode}, {"SLURM_NTASKS_PER_SOCKET", o.NtasksPerSocket}} {
+		if _, ok := s.env.Get(v.name); !ok && v.n != jobopt.NoVal && v.n > 0 {
+			set(v.name, strconv.Itoa(v.n))
+		}
+	}
 	if a.PnMinMemory != 0 && a.PnMinMemory != pack.NoVal64 {
 		const memPerCPU = 0x8000000000000000
 		if a.PnMinMemory&memPerCPU != 0 {
@@ -355,27 +391,11 @@ func tasksPerNode(a *launch.Allocation, o *jobopt.Opts) string {
 	return launch.CompressCounts(counts)
 }
 
-const usageText = `Usage: salloc [-N numnodes|[min nodes]-[max nodes]] [-n num-processors]
-              [[-c cpus-per-node] [-r n] [-p partition] [--hold] [-t minutes]
-              [--immediate[=secs]] [--no-kill] [--overcommit] [-D path]
-              [--oversubscribe] [-J jobname]
-              [--verbose] [--gid=group] [--uid=user] [--licenses=names]
-              [--clusters=cluster_names]
-              [--contiguous] [--mincpus=n] [--mem=MB] [--tmp=MB] [-C list]
-              [--account=name] [--dependency=type:jobid[+time]] [--comment=name]
-              [--mail-type=type] [--mail-user=user] [--nice[=value]]
-              [--bell] [--no-bell] [--kill-command[=signal]] [--spread-job]
-              [--nodefile=file] [--nodelist=hosts] [--exclude=hosts]
-              [--network=type] [--mem-per-cpu=MB] [--qos=qos]
-              [--mem-bind=...] [--reservation=name] [--mcs-label=mcs]
-              [--time-min=minutes] [--gres=list] [--gres-flags=opts]
-              [--cpu-freq=min[-max[:gov]]] [--power=flags] [--profile=...]
-              [--switches=max-switches[@max-time-to-wait]]
-              [--core-spec=cores] [--thread-spec=threads] [--reboot]
-              [--bb=burst_buffer_spec] [--bbf=burst_buffer_file]
-              [--delay-boot=mins] [--use-min-nodes]
-              [--cpus-per-gpu=n] [--gpus=n] [--gpu-bind=...] [--gpu-freq=...]
-              [--gpus-per-node=n] [--gpus-per-socket=n]  [--gpus-per-task=n]
-              [--mem-per-gpu=MB] [--tres-per-task=list]
-              [executable [args...]]
-`
+// usageText and helpText are what real 22.05 salloc prints for --usage
+// and --help.
+var (
+	//go:embed usage.txt
+	usageText string
+	//go:embed help.txt
+	helpText string
+)

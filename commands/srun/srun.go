@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +40,8 @@ type srunOpts struct {
 	exact, quitOnIntr, disableStatus          bool
 	pty                                       bool
 	jobID                                     uint32
+	maxWait                                   int
+	relative                                  int // -r; -1: not given
 	mpi                                       string
 }
 
@@ -49,7 +55,7 @@ type srun struct {
 }
 
 func run(args []string, pio *procIO) int {
-	s := &srun{io: pio, log: &jobopt.Log{Prog: "srun", W: pio.stderr}, env: jobopt.NewEnv(pio.environ), errorExit: 1}
+	s := &srun{sopt: srunOpts{relative: -1}, io: pio, log: &jobopt.Log{Prog: "srun", W: pio.stderr}, env: jobopt.NewEnv(pio.environ), errorExit: 1}
 	if v, ok := s.env.Get("SLURM_EXIT_ERROR"); ok {
 		if n, _ := strconv.Atoi(v); n != 0 {
 			s.errorExit = n
@@ -94,7 +100,27 @@ func (s *srun) custom(name, arg string, has bool) error {
 	case "":
 		// An environment-only input (SLURM_JOB_NODELIST): the allocation
 		// itself is asked for by job id.
-	case "overlap", "whole", "wait", "msg-timeout", "relative", "slurmd-debug", "propagate", "preserve-env":
+	case "het-group":
+		// Component 0 is the whole of a job that is not heterogeneous.
+		if arg != "0" && arg != "[0]" {
+			s.log.Errorf("--het-group=%s: heterogeneous jobs are not supported by goslurm's srun yet", arg)
+			return &jobopt.ExitError{Code: jobopt.ExitOption}
+		}
+	case "wait":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			s.log.Errorf("Invalid --wait specification")
+			return &jobopt.ExitError{Code: jobopt.ExitOption}
+		}
+		s.sopt.maxWait = n
+	case "relative":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			s.log.Errorf("Invalid --relative specification")
+			return &jobopt.ExitError{Code: jobopt.ExitOption}
+		}
+		s.sopt.relative = n
+	case "overlap", "whole", "msg-timeout", "slurmd-debug", "propagate", "preserve-env":
 		// Accepted; goslurm's srun does not change its behaviour for them yet.
 	default:
 		s.log.Errorf("--%s is not supported by goslurm's srun yet", name)
@@ -104,7 +130,7 @@ func (s *srun) custom(name, arg string, has bool) error {
 }
 
 func (s *srun) main(args []string) (int, error) {
-	cli := launch.CLI{Cmd: jobopt.Srun, EnvTable: jobopt.SrunEnv, Usage: usageText, Custom: s.custom,
+	cli := launch.CLI{Cmd: jobopt.Srun, EnvTable: jobopt.SrunEnv, Usage: usageText, Help: helpText, Custom: s.custom,
 		Log: s.log, Env: s.env, Stdout: s.io.stdout, Stderr: s.io.stderr, Cwd: s.io.cwd, Now: s.io.now}
 	ctl, o, operands, err := cli.Parse(args)
 	if err != nil {
@@ -123,12 +149,29 @@ func (s *srun) main(args []string) (int, error) {
 		return s.errorExit, nil
 	}
 	if s.sopt.multiProg {
-		data, err := os.ReadFile(argv[0])
+		data, err := readMultiProg(argv[0])
 		if err != nil {
 			s.log.Errorf("Could not open multi_prog config file %s", argv[0])
 			return s.errorExit, nil
 		}
+		if err := verifyMultiProg(argv[0], data, o); err != nil {
+			for _, l := range strings.Split(err.Error(), "\n") {
+				s.log.Errorf("%s", l)
+			}
+			return s.errorExit, nil
+		}
 		argv = append([]string{argv[0], string(data)}, argv[1:]...)
+	}
+
+	if s.log.Verbose >= 1 {
+		for _, l := range o.SetOptionLines() {
+			s.log.Infof("%s", l)
+		}
+	}
+	s.verifyCounts(o)
+	submitLine := strings.Join(args, " ")
+	if o.TestOnly {
+		return s.testOnly(ctl, o, argv, submitLine), nil
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,7 +192,6 @@ func (s *srun) main(args []string) (int, error) {
 			}
 		}
 	}
-	submitLine := strings.Join(args, " ")
 	var alloc *launch.Allocation
 	ownAlloc := jobID == 0
 	if ownAlloc {
@@ -167,6 +209,32 @@ func (s *srun) main(args []string) (int, error) {
 		}
 	}
 
+	nhosts := int(alloc.NodeCnt)
+	if !ownAlloc && o.Exclude != "" {
+		// job_step_create_allocation: the excluded nodes leave the
+		// allocation's list.
+		n, ok := s.excludeNodes(o, alloc)
+		if !ok {
+			return s.errorExit, nil
+		}
+		nhosts = n
+	}
+	if !ownAlloc && nhosts < o.MinNodes {
+		// _job_create_structure.
+		s.log.Errorf("Only allocated %d nodes asked for %d", nhosts, o.MinNodes)
+		if o.Exclude != "" {
+			s.log.Errorf("Are required nodes explicitly excluded?")
+		}
+		return s.errorExit, nil
+	}
+	if s.log.Verbose >= 1 {
+		// _print_job_information.
+		var counts []string
+		for i, c := range alloc.Allocation.CPUsPerNode {
+			counts = append(counts, fmt.Sprintf("%d(x%d)", c, alloc.CPUCountReps[i]))
+		}
+		s.log.Verbosef("jobid %d: nodes(%d):`%s', cpu counts: %s", alloc.JobID, alloc.NodeCnt, alloc.NodeList.Value, strings.Join(counts, ","))
+	}
 	rc, err := s.runStep(ctx, ctl, o, alloc, argv, submitLine, ownAlloc, sigs)
 	if ownAlloc {
 		if err := alloc.Release(context.Background(), rc); err != nil {
@@ -179,8 +247,8 @@ func (s *srun) main(args []string) (int, error) {
 	return launch.ExitCode(rc), nil
 }
 
-// allocate gets srun's own allocation.
-func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLine string, sigs chan os.Signal) (*launch.Allocation, error) {
+// jobDesc is the job srun asks for when it makes its own allocation.
+func (s *srun) jobDesc(ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLine string) (*msg.JobDesc, error) {
 	// srun's _opt_verify: the task count follows the node count and
 	// --ntasks-per-node, and -c raises the per-node CPU minimum.
 	if !o.NtasksSet && o.NodesSet && o.MinNodes > 0 {
@@ -210,11 +278,25 @@ func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, ar
 		desc.Argv = append(desc.Argv, msg.Str(a))
 	}
 	desc.UserID, desc.GroupID = uint32(os.Getuid()), uint32(os.Getgid())
-	a, err := ctl.AllocateInteractive(ctx, desc, sigs, nil, launch.AllocHooks{})
+	return desc, nil
+}
+
+// allocate gets srun's own allocation.
+func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLine string, sigs chan os.Signal) (*launch.Allocation, error) {
+	desc, err := s.jobDesc(ctl, o, argv, submitLine)
+	if err != nil {
+		return nil, err
+	}
+	var completed atomic.Bool
+	hooks := launch.AllocHooks{JobComplete: func() { completed.Store(true) }}
+	a, err := ctl.AllocateInteractive(ctx, desc, sigs, nil, hooks)
 	if err != nil {
 		var ie *launch.InterruptedError
 		if errors.As(err, &ie) {
 			// Interrupted while pending: the job went away with us.
+			if completed.Load() {
+				s.log.Infof("Force Terminated JobId=%d", ie.JobID)
+			}
 			s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
 		} else {
 			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
@@ -261,7 +343,7 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 	so := launch.StepOptions{
 		Argv: argv, Cwd: o.Chdir, UID: uint32(os.Getuid()), GID: uint32(os.Getgid()),
 		Label: s.sopt.label, MultiProg: s.sopt.multiProg, Unbuffered: s.sopt.unbuffered,
-		KillBadExit: s.sopt.killBadExit, StdinTask: -1, PTY: s.sopt.pty,
+		KillBadExit: s.sopt.killBadExit, MaxWait: s.sopt.maxWait, StdinTask: -1, PTY: s.sopt.pty,
 		Stdin: s.io.stdin, Stdout: s.io.stdout, Stderr: s.io.stderr,
 		Alloc: &alloc.Allocation,
 		Env:   func(st *launch.Step) []string { return s.taskEnv(ctl, o, alloc, st, ownAlloc, u) },
@@ -278,38 +360,49 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 	// stdio per srun's fname_create: a stream to srun, a task rank, a
 	// per-task pattern or /dev/null opened on the node, or a file srun
 	// opens itself.
+	vars := fnameVars{ntasks: step.NTasks, jobID: alloc.JobID, stepID: step.Resp.JobStepID}
+	vars.jobName, _ = s.env.Get("SLURM_JOB_NAME")
+	if ownAlloc {
+		vars.jobName = step.Name
+		if o.JobName != nil {
+			vars.jobName = *o.JobName
+		}
+	}
+	vars.arrayJobID, _ = s.env.Get("SLURM_ARRAY_JOB_ID")
+	vars.arrayTaskID, _ = s.env.Get("SLURM_ARRAY_TASK_ID")
+	so.OpenMode = o.OpenMode
 	for _, io := range []struct {
-		spec   string
-		remote *string
-		input  bool
-		local  func(*os.File)
+		spec, what string
+		remote     *string
+		input      bool
+		local      func(*os.File)
 	}{
-		{o.Ifname, &so.Ifname, true, func(f *os.File) { so.Stdin = f }},
-		{o.Ofname, &so.Ofname, false, func(f *os.File) { so.Stdout = f }},
-		{o.Efname, &so.Efname, false, func(f *os.File) { so.Stderr = f }},
+		{o.Ifname, "stdin", &so.Ifname, true, func(f *os.File) { so.Stdin = f }},
+		{o.Ofname, "stdout", &so.Ofname, false, func(f *os.File) { so.Stdout = f }},
+		{o.Efname, "stderr", &so.Efname, false, func(f *os.File) { so.Stderr = f }},
 	} {
-		kind, task := classifyIO(io.spec, step.NTasks)
-		switch kind {
+		fn := fnameCreate(io.spec, vars)
+		switch fn.kind {
 		case ioStream:
 		case ioRemote:
-			*io.remote = io.spec
-			if io.input && task >= 0 {
-				so.StdinTask = task
+			*io.remote = fn.name
+			if io.input && fn.task >= 0 {
+				so.StdinTask = fn.task
 			}
 		case ioLocal:
 			var f *os.File
 			var err error
 			if io.input {
-				f, err = os.Open(io.spec)
+				f, err = os.Open(fn.name)
 			} else {
-				f, err = os.OpenFile(io.spec, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+				flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+				if o.OpenMode == jobopt.OpenModeAppend {
+					flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+				}
+				f, err = os.OpenFile(fn.name, flags, 0o644)
 			}
 			if err != nil {
-				what := map[bool]string{true: "stdin", false: "stdout"}[io.input]
-				if io.remote == &so.Efname {
-					what = "stderr"
-				}
-				s.log.Errorf("Could not open %s file: %v", what, err)
+				s.log.Errorf("Could not open %s file: %s", io.what, errnoText(err))
 				return 1 << 8, err
 			}
 			files = append(files, f)
@@ -393,40 +486,41 @@ func (s *srun) signals(ctx context.Context, step *launch.Step, sigs chan os.Sign
 	}
 }
 
-const usageText = `Usage: srun [-N nnodes] [-n ntasks] [-i in] [-o out] [-e err]
-            [-c ncpus] [-r n] [-p partition] [--hold] [-t minutes]
-            [-D path] [--immediate[=secs]] [--overcommit] [--no-kill]
-            [--label] [--unbuffered] [-m dist] [-J jobname]
-            [--jobid=id] [--verbose] [--slurmd_debug=#] [--mpi=type]
-            [--core=type] [-T threads] [-W sec] [--checkpoint=time]
-            [--export=env_vars] [--multi-prog] [--cpu-bind=type]
-            [--mem-bind=type] [--ntasks-per-node=n] [--exact]
-            executable [args...]
-`
-
-type ioKind int
-
-const (
-	ioStream ioKind = iota
-	ioRemote
-	ioLocal
+// usageText and helpText are what real 22.05 srun prints for --usage
+// and --help.
+var (
+	//go:embed usage.txt
+	usageText string
+	//go:embed help.txt
+	helpText string
 )
 
-// classifyIO is srun's fname_create: "", "all" and "-..." stream through
-// srun; "none" (/dev/null), a task rank below ntasks and a pattern with %
-// are handed to the step daemons; any other name is a file srun opens.
-func classifyIO(spec string, ntasks uint32) (ioKind, int) {
-	switch {
-	case spec == "" || strings.HasPrefix(strings.ToLower(spec), "all") || strings.HasPrefix(spec, "-"):
-		return ioStream, -1
-	case spec == "/dev/null" || strings.EqualFold(spec, "none"):
-		return ioRemote, -1
+// excludeNodes checks -x against an existing allocation: the nodes left,
+// or false once the error is logged.
+func (s *srun) excludeNodes(o *jobopt.Opts, alloc *launch.Allocation) (int, bool) {
+	all, err := hostlist.Expand(alloc.NodeList.Value)
+	if err != nil {
+		return int(alloc.NodeCnt), true
 	}
-	if n, err := strconv.ParseUint(spec, 10, 32); err == nil && uint32(n) < ntasks {
-		return ioRemote, int(n)
+	exc, _ := hostlist.Expand(o.Exclude)
+	var inc []string
+	if o.Nodelist != "" {
+		inc, _ = hostlist.Expand(o.Nodelist)
 	}
-	if strings.Contains(spec, "%") && !strings.Contains(spec, "\\") {
-		return ioRemote, -1
+	left := slices.Compact(slices.Sorted(slices.Values(all)))
+	for _, name := range exc {
+		if i := slices.Index(left, name); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+		}
+		if slices.Contains(inc, name) {
+			s.log.Errorf("Requested node %s is also in the excluded list.", name)
+			s.log.Errorf("Job not submitted.")
+			return 0, false
+		}
 	}
-	return ioLocal, -1
+	if len(left) == 0 {
+		s.log.Errorf("Hostlist is empty!  Can't run job.")
+		return 0, false
+	}
+	return len(left), true
 }

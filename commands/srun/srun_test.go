@@ -5,20 +5,24 @@ import (
 	"testing"
 )
 
-func TestClassifyIO(t *testing.T) {
+func TestFnameCreate(t *testing.T) {
+	v := fnameVars{ntasks: 4, jobID: 42, stepID: 3, jobName: "nm"}
 	for _, c := range []struct {
 		spec string
-		kind ioKind
-		task int
+		want fname
 	}{
-		{"", ioStream, -1}, {"all", ioStream, -1}, {"-", ioStream, -1},
-		{"none", ioRemote, -1}, {"/dev/null", ioRemote, -1},
-		{"1", ioRemote, 1}, {"4", ioLocal, -1}, // rank beyond the step: a file named "4"
-		{"out-%t.txt", ioRemote, -1}, {"out.txt", ioLocal, -1},
+		{"", fname{ioStream, "", -1}}, {"all", fname{ioStream, "", -1}}, {"-", fname{ioStream, "", -1}},
+		{"none", fname{ioRemote, "/dev/null", -1}},
+		{"1", fname{ioRemote, "1", 1}}, {"4", fname{ioLocal, "4", -1}}, // rank beyond the step: a file named "4"
+		{"out-%t.txt", fname{ioRemote, "out-%t.txt", -1}}, {"out.txt", fname{ioLocal, "out.txt", -1}},
+		{"o-%j-%t", fname{ioRemote, "o-42-%t", -1}}, {"o-%J", fname{ioLocal, "o-42.3", -1}},
+		{"o-%s", fname{ioLocal, "o-3", -1}}, {"o-%4j", fname{ioLocal, "o-0042", -1}},
+		{"o-%3t", fname{ioRemote, "o-%3t", -1}}, {"o-%x-%%", fname{ioLocal, "o-nm-%", -1}},
+		{"o-%%t", fname{ioRemote, "o-%%t", -1}}, {`o-\%j`, fname{ioLocal, "o-%j", -1}},
+		{"o-%N-%n", fname{ioRemote, "o-%N-%n", -1}}, {"o-%q", fname{ioLocal, "o-%q", -1}},
 	} {
-		kind, task := classifyIO(c.spec, 4)
-		if kind != c.kind || task != c.task {
-			t.Errorf("classifyIO(%q) = %v, %d; want %v, %d", c.spec, kind, task, c.kind, c.task)
+		if got := fnameCreate(c.spec, v); got != c.want {
+			t.Errorf("fnameCreate(%q) = %+v; want %+v", c.spec, got, c.want)
 		}
 	}
 }

@@ -38,6 +38,9 @@ func (s *srun) stepRequest(o *jobopt.Opts, alloc *launch.Allocation, argv []stri
 		ExcNodes: nstr(o.Exclude), Features: nstr(o.Constraint), NodeList: nstr(o.Nodelist),
 		SubmitLine: msg.Str(submitLine), Network: nstr(o.Network),
 	}
+	if s.sopt.relative >= 0 {
+		r.Relative = uint16(s.sopt.relative)
+	}
 	if o.Immediate == 1 {
 		r.Immediate = 1
 	}
@@ -161,6 +164,7 @@ func (s *srun) taskEnv(ctl *launch.Ctl, o *jobopt.Opts, alloc *launch.Allocation
 		prio = 20 - prio
 	}
 	set("SLURM_PRIO_PROCESS", strconv.Itoa(prio))
+	rlimitEnv(cfg, set)
 	set("SRUN_DEBUG", strconv.Itoa(3+s.log.Verbose))
 	m := syscall.Umask(0)
 	syscall.Umask(m)
@@ -187,6 +191,21 @@ func (s *srun) taskEnv(ctl *launch.Ctl, o *jobopt.Opts, alloc *launch.Allocation
 	ntasks := strconv.Itoa(int(st.NTasks))
 	set("SLURM_NTASKS", ntasks)
 	set("SLURM_NPROCS", ntasks)
+	// setup_env's per-option variables, for the options given.
+	if o.CPUsSet && o.CPUsPerTask > 0 {
+		set("SLURM_CPUS_PER_TASK", strconv.Itoa(o.CPUsPerTask))
+	}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"SLURM_NTASKS_PER_NODE", o.NtasksPerNode}, {"SLURM_NTASKS_PER_SOCKET", o.NtasksPerSocket}, {"SLURM_NTASKS_PER_CORE", o.NtasksPerCore}} {
+		if v.n != jobopt.NoVal && v.n > 0 {
+			set(v.name, strconv.Itoa(v.n))
+		}
+	}
+	if o.Overcommit {
+		set("SLURM_OVERCOMMIT", "1")
+	}
 	set("SLURM_JOB_ID", strconv.Itoa(int(st.JobID)))
 	set("SLURM_JOBID", strconv.Itoa(int(st.JobID)))
 	stepID := strconv.Itoa(int(st.Resp.JobStepID))

@@ -496,7 +496,14 @@ var setters = map[int]setter{
 		return err
 	},
 	'V': func(o *Opts, _ string, _ bool) error { o.Version = true; return nil },
-	'W': func(o *Opts, _ string, _ bool) error { o.Wait = true; return nil },
+	'W': func(o *Opts, a string, has bool) error {
+		// srun's --wait=SECONDS is its own (max_wait), sbatch's a flag.
+		if o.Cmd == Srun && o.Custom != nil {
+			return o.Custom("wait", a, has)
+		}
+		o.Wait = true
+		return nil
+	},
 	optWaitAllNodes: func(o *Opts, a string, _ bool) error {
 		n, err := o.parseInt("--wait-all-nodes", a, false)
 		if err != nil {

@@ -29,6 +29,10 @@ var ErrRevoked = errors.New("allocation revoked")
 // AllocHooks are the caller's reactions to the allocation's life, all
 // optional. They run on listener goroutines.
 type AllocHooks struct {
+	// NoOtherPort leaves the job without a message port (salloc
+	// --no-shell: the job outlives the command, so slurmctld must not
+	// ping it).
+	NoOtherPort bool
 	Pending     func(jobID uint32) // the request was queued
 	JobComplete func()             // SRUN_JOB_COMPLETE for the whole job
 	Timeout     func(end time.Time)
@@ -71,7 +75,9 @@ func (c *Ctl) Allocate(ctx context.Context, desc *msg.JobDesc, hooks AllocHooks)
 	if err != nil {
 		return nil, err
 	}
-	desc.OtherPort = port.Port()
+	if !hooks.NoOtherPort {
+		desc.OtherPort = port.Port()
+	}
 	if desc.Immediate == 0 {
 		desc.AllocRespPort = port.Port()
 	}
@@ -81,6 +87,10 @@ func (c *Ctl) Allocate(ctx context.Context, desc *msg.JobDesc, hooks AllocHooks)
 		return nil, err
 	}
 	a := v.(msg.Allocation)
+	if a.NodeCnt == 0 && desc.Immediate == 0 && a.ErrorCode != 0 {
+		// Why the job pends (slurm_allocate_resources_blocking).
+		c.Log.Infof("%s", slurmerr.Message(int(a.ErrorCode)))
+	}
 	if a.JobSubmitUserMsg.Valid && a.JobSubmitUserMsg.Value != "" {
 		c.Log.Infof("%s", a.JobSubmitUserMsg.Value)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
@@ -15,8 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Version is what srun and salloc print for --version.
-const Version = "slurm 22.05.8"
+// Version is what srun and salloc print for --version (Debian's build,
+// the oracle here, says slurm-wlm).
+const Version = "slurm-wlm 22.05.8"
 
 // CLI is how srun and salloc start alike: the controller connection and
 // the options from the input environment and the command line. What
@@ -24,7 +26,8 @@ const Version = "slurm 22.05.8"
 type CLI struct {
 	Cmd      jobopt.Command  // jobopt.Srun or jobopt.Salloc
 	EnvTable []jobopt.EnvVar // the command's input environment variables
-	Usage    string          // printed for --help and --usage
+	Usage    string          // printed for --usage (and --help when Help is empty)
+	Help     string          // printed for --help
 	Custom   func(name, arg string, has bool) error
 
 	Log            *jobopt.Log
@@ -59,6 +62,9 @@ func (c *CLI) Parse(args []string) (*Ctl, *jobopt.Opts, []string, error) {
 	}
 	n, err := o.ParseArgs(args, jobopt.FromCLI, false, c.Stderr)
 	switch {
+	case errors.Is(err, jobopt.ErrHelp) && c.Help != "":
+		fmt.Fprint(c.Stdout, c.Help)
+		return nil, nil, nil, &jobopt.ExitError{Code: 0}
 	case errors.Is(err, jobopt.ErrHelp), errors.Is(err, jobopt.ErrUsage):
 		fmt.Fprint(c.Stdout, c.Usage)
 		return nil, nil, nil, &jobopt.ExitError{Code: 0}
@@ -135,6 +141,18 @@ func (c *Ctl) AllocateInteractive(ctx context.Context, desc *msg.JobDesc, sigs <
 		case <-actx.Done():
 		}
 	}()
+	// A job given up after a signal: slurmctld's SRUN_JOB_COMPLETE for it
+	// is waited for (briefly) so the caller's JobComplete hook sees it,
+	// as srun's "Force Terminated" does.
+	completed := make(chan struct{})
+	var completeOnce sync.Once
+	userComplete := hooks.JobComplete
+	hooks.JobComplete = func() {
+		completeOnce.Do(func() { close(completed) })
+		if userComplete != nil {
+			userComplete()
+		}
+	}
 	pending := false
 	userPending := hooks.Pending
 	hooks.Pending = func(id uint32) {
@@ -149,6 +167,10 @@ func (c *Ctl) AllocateInteractive(ctx context.Context, desc *msg.JobDesc, sigs <
 	if err != nil {
 		if a != nil {
 			a.Release(context.Background(), pack.NoVal)
+			select {
+			case <-completed:
+			case <-time.After(2 * time.Second):
+			}
 			a.Close()
 			return nil, &InterruptedError{JobID: a.JobID}
 		}

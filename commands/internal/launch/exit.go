@@ -26,6 +26,8 @@ func (s *Step) taskExit(m msg.TaskExit) {
 	if len(m.TaskIDs) != 1 {
 		what = "tasks"
 	}
+	s.ctl.Log.Verbosef("launch/slurm: _task_finish: Received task exit notification for %d %s of %s (status=0x%04x).",
+		len(m.TaskIDs), what, s.idString(), rc)
 	where := func() (string, string) { return s.hostsOf(m.TaskIDs), rangeString(m.TaskIDs) }
 	abnormal := true
 	switch {
@@ -40,7 +42,7 @@ func (s *Step) taskExit(m msg.TaskExit) {
 			abnormal = false
 			if s.ctl.Log.Verbose >= 1 {
 				h, t := where()
-				s.ctl.Log.Verbosef("%s: %s %s: Completed", h, what, t)
+				s.ctl.Log.Verbosef("launch/slurm: _task_finish: %s: %s %s: Completed", h, what, t)
 			}
 		} else {
 			h, t := where()
@@ -54,7 +56,7 @@ func (s *Step) taskExit(m msg.TaskExit) {
 		}
 		h, t := where()
 		if s.cancelled {
-			s.ctl.Log.Verbosef("%s: %s %s: %s%s", h, what, t, signalText(sig), core)
+			s.ctl.Log.Verbosef("launch/slurm: _task_finish: %s: %s %s: %s%s", h, what, t, signalText(sig), core)
 		} else {
 			s.ctl.Log.Errorf("%s: %s %s: %s%s", h, what, t, signalText(sig), core)
 		}
@@ -74,9 +76,11 @@ func (s *Step) taskExit(m msg.TaskExit) {
 		}
 		s.exited++
 	}
-	if abnormal && s.killOnBadRun && !s.abortSent {
-		go s.Signal(context.Background(), int(syscall.SIGKILL))
+	if abnormal && s.killOnBadRun && !s.abortSent && !s.terminated {
+		s.terminated = true
+		go s.Terminate(context.Background(), sigTermKill)
 	}
+	s.startMaxWaitLocked()
 	s.checkExitedLocked()
 }
 

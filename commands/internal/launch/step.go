@@ -44,20 +44,25 @@ type Step struct {
 	resp *Listener // RESPONSE_LAUNCH_TASKS, MESSAGE_TASK_EXIT
 	io   *ioServer
 
-	mu           sync.Mutex
-	state        []taskState
-	exited       int
-	globalRC     uint32
-	haveRC       bool
-	exitSignal   bool // a task died of SIGKILL/SIGTERM
-	cancelled    bool
-	abortSent    bool
-	allExited    chan struct{}
-	reported     map[uint32]bool // launch reports seen, by first task id
-	jobDone      chan struct{}
-	jobDoneOnce  sync.Once
-	oomPrinted   bool
-	killOnBadRun bool
+	mu              sync.Mutex
+	state           []taskState
+	exited          int
+	globalRC        uint32
+	haveRC          bool
+	exitSignal      bool // a task died of SIGKILL/SIGTERM
+	cancelled       bool
+	abortSent       bool
+	allExited       chan struct{}
+	reported        map[uint32]bool // launch reports seen, by first task id
+	jobDone         chan struct{}
+	jobDoneOnce     sync.Once
+	oomPrinted      bool
+	killOnBadRun    bool
+	terminated      bool          // Terminate was called
+	forceTerminated bool          // slurmctld ended the step (SRUN_JOB_COMPLETE)
+	abortNoted      bool          // "Job step aborted" logged
+	maxWait         time.Duration // --wait: how long the others may run on after the first exit
+	maxWaitTimer    *time.Timer
 }
 
 type taskState int
@@ -80,8 +85,10 @@ type StepOptions struct {
 	MultiProg              bool
 	Unbuffered             bool
 	KillBadExit            bool
+	MaxWait                int // srun --wait, seconds; 0: no limit
 	CPUsPerTask            uint16
 	Ofname, Efname, Ifname string // set: a file on the node, not the stream
+	OpenMode               uint8  // --open-mode (jobopt.OpenModeAppend/Truncate), 0: the default
 	StdinTask              int    // -1: all tasks
 	PTY                    bool   // --pty: task 0 on a terminal (LAUNCH_PTY)
 	Stdin                  io.Reader
@@ -202,6 +209,20 @@ func (s *Step) handleCtld(mt msgtype.Type, body any) *server.Response {
 		return server.RC(0)
 	case msgtype.SRUN_JOB_COMPLETE:
 		s.jobDoneOnce.Do(func() { close(s.jobDone) })
+		// The step (or job) was ended by slurmctld: as step_launch.c's
+		// _job_complete_handler, stop waiting for the tasks once they
+		// are gone and do not call them force terminated.
+		s.mu.Lock()
+		s.forceTerminated = true
+		s.noteAbortLocked()
+		again := s.exited < int(s.NTasks) && !s.abortSent
+		s.abortSent = true
+		s.mu.Unlock()
+		if again {
+			// slurm_step_launch_wait_finish kills the step once more on
+			// abort, for tasks that were still starting.
+			go s.killStep(context.Background(), int(syscall.SIGKILL))
+		}
 	case msgtype.SRUN_TIMEOUT:
 		t := body.(msg.SrunTimeoutMsg)
 		s.ctl.Log.Verbosef("step %d.%d will be killed at %s", s.JobID, s.Resp.JobStepID, time.Unix(t.Timeout, 0).Format("2006-01-02T15:04:05"))
@@ -221,6 +242,7 @@ func (s *Step) handleCtld(mt msgtype.Type, body any) *server.Response {
 func (s *Step) Launch(ctx context.Context, o StepOptions) error {
 	var err error
 	s.killOnBadRun = o.KillBadExit
+	s.maxWait = time.Duration(o.MaxWait) * time.Second
 	s.resp, err = Listen(s.ctl.Conn.Client.Auth, []msgtype.Type{
 		msgtype.RESPONSE_LAUNCH_TASKS, msgtype.MESSAGE_TASK_EXIT,
 	}, s.handleReport)
@@ -284,9 +306,22 @@ func (s *Step) Launch(ctx context.Context, o StepOptions) error {
 		req.Env = append(req.Env, msg.Str(v))
 	}
 	req.OFName, req.EFName, req.IFName = nstr(o.Ofname), nstr(o.Efname), nstr(o.Ifname)
+	req.OpenMode = o.OpenMode
 	body, err := encode(msgtype.REQUEST_LAUNCH_TASKS, &req)
 	if err != nil {
 		return err
+	}
+	if s.ctl.Log.Verbose >= 1 {
+		// launch_p_step_launch's and _print_launch_msg's lines.
+		s.ctl.Log.Verbosef("launch/slurm: launch_p_step_launch: CpuBindType=(null type)")
+		for n, node := range s.Nodes {
+			var ids []string
+			for _, id := range s.TIDs[n] {
+				ids = append(ids, strconv.FormatUint(uint64(id), 10))
+			}
+			s.ctl.Log.Infof("launching %s on host %s, %d tasks: %s", s.idString(), node, len(ids), hostlist.Compress(ids))
+		}
+		s.ctl.Log.Verbosef("route/default: init: route default plugin loaded")
 	}
 	results, err := s.sender().Send(ctx, s.Nodes, forward.Request{MsgType: msgtype.REQUEST_LAUNCH_TASKS,
 		Body: body, RUID: uidAny, TreeWidth: cfg.TreeWidth})
@@ -386,7 +421,7 @@ func (s *Step) handleReport(mt msgtype.Type, body any) *server.Response {
 			s.nodeLaunchFailed(r.NodeName.Value, r.ReturnCode)
 			break
 		}
-		s.ctl.Log.Verbosef("Node %s, %d tasks started", r.NodeName.Value, len(r.LocalPIDs))
+		s.ctl.Log.Verbosef("launch/slurm: _task_start: Node %s, %d tasks started", r.NodeName.Value, len(r.LocalPIDs))
 		s.mu.Lock()
 		if !s.reported[r.TaskIDs[0]] {
 			s.reported[r.TaskIDs[0]] = true
@@ -416,6 +451,9 @@ func (s *Step) handleReport(mt msgtype.Type, body any) *server.Response {
 func (s *Step) Wait() uint32 {
 	<-s.allExited
 	s.mu.Lock()
+	if s.maxWaitTimer != nil {
+		s.maxWaitTimer.Stop()
+	}
 	abortIO := s.exitSignal || s.cancelled
 	s.mu.Unlock()
 	if abortIO {
@@ -424,7 +462,7 @@ func (s *Step) Wait() uint32 {
 	<-s.io.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.exitSignal && !s.cancelled {
+	if s.exitSignal && !s.cancelled && !s.forceTerminated {
 		s.ctl.Log.Infof("Force Terminated %s", s.idString())
 	}
 	return s.globalRC
@@ -480,12 +518,55 @@ func (s *Step) Abort(ctx context.Context) {
 		s.ctl.Log.Debugf("kill job step: %s", Strerror(err))
 	}
 	s.mu.Lock()
-	running := s.exited < int(s.NTasks)
+	s.noteAbortLocked()
 	s.mu.Unlock()
-	if running {
-		s.ctl.Log.Infof("Job step aborted: Waiting up to %d seconds for job step to finish.",
-			int(s.ctl.Conn.Conf.KillWait)+stepAbortTime)
+}
+
+// noteAbortLocked logs, once, that srun now waits a bounded time for the
+// tasks still running (slurm_step_launch_wait_finish).
+func (s *Step) noteAbortLocked() {
+	if s.abortNoted || s.exited >= int(s.NTasks) {
+		return
 	}
+	s.abortNoted = true
+	s.ctl.Log.Infof("Job step aborted: Waiting up to %d seconds for job step to finish.",
+		int(s.ctl.Conn.Conf.KillWait)+stepAbortTime)
+}
+
+// sigTermKill asks slurmstepd for SIGCONT, SIGTERM and, after KillWait,
+// SIGKILL (SIG_TERM_KILL).
+const sigTermKill = 991
+
+// Terminate is launch/slurm's _step_signal: slurmctld signals the whole
+// step (SIGKILL or SIG_TERM_KILL). Unlike Abort, the task deaths it
+// causes are still reported as errors.
+func (s *Step) Terminate(ctx context.Context, sig int) {
+	s.mu.Lock()
+	s.terminated = true
+	s.mu.Unlock()
+	s.ctl.Log.Infof("launch/slurm: _step_signal: Terminating %s", s.idString())
+	s.killStep(ctx, sig)
+}
+
+// killStep is slurm_kill_job_step: slurmctld signals the step.
+func (s *Step) killStep(ctx context.Context, sig int) {
+	kill := msg.JobStepKillRequest{StepID: s.StepID(), Signal: uint16(sig)}
+	if err := s.ctl.CallRC(ctx, msgtype.REQUEST_CANCEL_JOB_STEP, kill); err != nil {
+		s.ctl.Log.Debugf("kill job step: %s", Strerror(err))
+	}
+}
+
+// startMaxWaitLocked arms srun --wait's timer at the first task exit.
+func (s *Step) startMaxWaitLocked() {
+	if s.maxWait <= 0 || s.maxWaitTimer != nil {
+		return
+	}
+	s.ctl.Log.Verbosef("launch/slurm: _setup_max_wait_timer: First task exited. Terminating job in %ds", int(s.maxWait/time.Second))
+	s.maxWaitTimer = time.AfterFunc(s.maxWait, func() {
+		s.ctl.Log.Infof("First task exited %ds ago", int(s.maxWait/time.Second))
+		s.PrintStatus()
+		s.Terminate(context.Background(), int(syscall.SIGKILL))
+	})
 }
 
 // PrintStatus logs what each task is doing (srun's first Ctrl-C).
