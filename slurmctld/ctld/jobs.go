@@ -3,6 +3,7 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -114,6 +116,8 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_CANCEL_JOB_STEP:         f(c.rpcKill),
 		msgtype.REQUEST_UPDATE_JOB:              f(c.rpcUpdateJob),
 		msgtype.REQUEST_JOB_REQUEUE:             f(c.rpcRequeue),
+		msgtype.REQUEST_TOP_JOB:                 f(c.rpcTopJob),
+		msgtype.REQUEST_JOB_NOTIFY:              f(c.rpcJobNotify),
 		msgtype.REQUEST_SUSPEND:                 f(c.rpcSuspend),
 		msgtype.REQUEST_COMPLETE_BATCH_SCRIPT:   f(c.rpcCompleteBatch),
 		msgtype.REQUEST_COMPLETE_JOB_ALLOCATION: f(c.rpcCompleteAllocation),
@@ -541,13 +545,65 @@ func (c *Controller) rpcKill(ctx context.Context, r *server.Request) *server.Res
 
 func (c *Controller) rpcUpdateJob(ctx context.Context, r *server.Request) *server.Response {
 	d := bodyOf[msg.JobDesc](r.Body)
+	if d.Licenses.Valid && d.Licenses.Value != "" && !c.validJobLicenses(d.Licenses.Value) {
+		return server.RC(slurmerr.ESLURM_INVALID_LICENSES)
+	}
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
 		return m.Update(d, caller(r), cl, now)
+	})
+	var ae *jobs.ArrayErrors
+	if errors.As(err, &ae) {
+		// Some tasks of an array took the update, some did not.
+		c.kickScheduler()
+		return c.reply(out, nil, func() *server.Response {
+			return &server.Response{MsgType: msgtype.RESPONSE_JOB_ARRAY_ERRORS,
+				Body: &msg.JobArrayErrorsResponse{Errors: ae.Entries}}
+		})
+	}
+	if err == nil {
+		c.kickScheduler()
+	}
+	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcTopJob(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.SuspendRequest](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, _ *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.Top(req, caller(r), now)
 	})
 	if err == nil {
 		c.kickScheduler()
 	}
 	return c.reply(out, err, rcOK)
+}
+
+func (c *Controller) rpcJobNotify(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.JobNotifyRequest](r.Body)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, _ *jobs.Cluster, _ int64) (jobs.Outcome, error) {
+		return m.Notify(req, caller(r))
+	})
+	return c.reply(out, err, rcOK)
+}
+
+// validJobLicenses is license_validate for a job's Licenses=: every name
+// configured in slurm.conf's Licenses, no count above its total.
+func (c *Controller) validJobLicenses(spec string) bool {
+	want, ok := conf.ParseLicenses(spec)
+	if !ok {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, l := range c.cfg.Conf.LicenseList {
+			if l.Name == w.Name && w.Count <= l.Count {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Controller) rpcRequeue(ctx context.Context, r *server.Request) *server.Response {

@@ -71,24 +71,28 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	if j.ArrayJobID == 0 {
 		ji.ArrayTaskID = NoVal
 	}
-	if j.Pending() {
+	switch {
+	case j.Pending():
 		ji.Partition = ns(joinPartitions(j.Partitions))
 		if j.PartitionReq != "" {
 			ji.Partition = ns(j.PartitionReq)
 		}
 		ji.Features = ns(j.Features)
 		ji.StartTime, ji.EndTime = pendingTimes(j, ji.TimeLimit, now)
-		ji.NumNodes = j.MinNodes
-		ji.NumCPUs = j.MinCPUs
-		if ji.NumCPUs == NoVal {
-			ji.NumCPUs = j.MinNodes
-		}
-		ji.NumTasks = j.NumTasks
+		m.requestedCounts(j, cl, &ji)
 		if ji.NumTasks == NoVal {
 			ji.NumTasks = j.MinNodes
 		}
-		ji.TresReqStr = ns(m.tresReq(j, cl))
-	} else {
+	case neverAllocated(j):
+		// Ended before it got nodes (cancelled while pending): pack_job
+		// shows the partition it would have run in and what it asked for.
+		ji.Partition = ns(j.Partition)
+		if j.Partition == "" && len(j.Partitions) > 0 {
+			ji.Partition = ns(j.Partitions[0])
+		}
+		ji.Features = ns(j.Features)
+		m.requestedCounts(j, cl, &ji)
+	default:
 		ji.Partition = ns(j.Partition)
 		ji.Features = ns(j.Features)
 		ji.Nodes = ns(j.nodeList())
@@ -104,11 +108,34 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		if len(j.NodeIdx) > 0 && nodeCount > 0 {
 			ji.NodeInx = msg.BitmapOf(nodeCount, j.NodeIdx...)
 		}
+		// Once it has nodes, pack_job gives the allocated counts and no
+		// maximum.
+		ji.MaxNodes, ji.MaxCPUs = 0, 0
+		if showFlags&msg.ShowDetail != 0 {
+			ji.JobResrcs = m.jobResources(j, cl)
+		}
 		ji.BillableTres = msg.PackDouble(float64(j.TotalCPUs))
 		ji.TresReqStr = ns(m.tresReq(j, cl))
 		ji.TresAllocStr = ns(tresAlloc(j))
 	}
 	return ji
+}
+
+// neverAllocated is a job that ended without ever holding nodes.
+func neverAllocated(j *Job) bool {
+	return !j.Pending() && !j.Running() && len(j.Nodes) == 0 && j.TotalCPUs == 0
+}
+
+// requestedCounts fills the node, CPU and task counts and the TRES a job
+// asked for (num_tasks as requested: NO_VAL when not given).
+func (m *Manager) requestedCounts(j *Job, cl *Cluster, ji *msg.JobInfo) {
+	ji.NumNodes = j.MinNodes
+	ji.NumCPUs = j.MinCPUs
+	if ji.NumCPUs == NoVal {
+		ji.NumCPUs = j.MinNodes
+	}
+	ji.NumTasks = j.NumTasks
+	ji.TresReqStr = ns(m.tresReq(j, cl))
 }
 
 // pendingTimes are a pending job's expected start and end as its record
@@ -193,7 +220,7 @@ func (m *Manager) tresReq(j *Job, cl *Cluster) string {
 		nodes = 1
 	}
 	cpus := j.MinCPUs
-	if j.Running() || j.Finished() {
+	if (j.Running() || j.Finished()) && !neverAllocated(j) {
 		cpus = j.TotalCPUs
 	}
 	if cpus == NoVal || cpus == 0 {

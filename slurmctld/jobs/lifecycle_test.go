@@ -208,7 +208,8 @@ func TestNodeDown(t *testing.T) {
 	}
 	down2 := m.Job(requeued).Nodes[0]
 	m.NodeDown(down2, cl, t0+5)
-	if j := m.Job(requeued); !j.Pending() || j.RestartCnt != 1 || j.Reason != ReasonBeginTime {
+	// As _job_requeue_op, the requeue leaves the reason alone (None).
+	if j := m.Job(requeued); !j.Pending() || j.RestartCnt != 1 || j.Reason != ReasonNone || j.SubmitTime != t0+5 {
 		t.Fatalf("%#x", j.State)
 	}
 }
@@ -366,7 +367,10 @@ func TestRequeue(t *testing.T) {
 	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id, Flags: msg.JobRequeueHold}, root, cl, t0+200); err != nil {
 		t.Fatal(err)
 	}
-	if j.Reason != ReasonHeldAdmin || j.Priority != 0 || j.State&msg.JobRequeueHold == 0 {
+	// Real slurmctld: PENDING (no REQUEUE_HOLD flag), a user hold explained
+	// by the state description.
+	if j.Reason != ReasonHeldUser || j.Priority != 0 || j.State != msg.JobPending|msg.JobCompleting ||
+		j.StateDesc != "job requeued in held state" {
 		t.Fatalf("%#x reason %d", j.State, j.Reason)
 	}
 }

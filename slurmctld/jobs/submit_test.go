@@ -149,18 +149,18 @@ func TestUpdate(t *testing.T) {
 		edit func(d *msg.JobDesc)
 		want int
 	}{
-		{"other user", bob, func(d *msg.JobDesc) { d.Name = msg.Str("x") }, slurmerr.ESLURM_ACCESS_DENIED},
+		{"other user", bob, func(d *msg.JobDesc) { d.Name = msg.Str("x") }, slurmerr.ESLURM_USER_ID_MISSING},
 		{"rename", alice, func(d *msg.JobDesc) { d.Name = msg.Str("renamed") }, 0},
 		{"user raises limit", alice, func(d *msg.JobDesc) { d.TimeLimit = Infinite - 2 }, 0},
 		{"user lowers limit", alice, func(d *msg.JobDesc) { d.TimeLimit = 30 }, 0},
-		{"user raises again", alice, func(d *msg.JobDesc) { d.TimeLimit = 60 }, slurmerr.ESLURM_ACCESS_DENIED},
+		{"user raises again within MaxTime", alice, func(d *msg.JobDesc) { d.TimeLimit = 60 }, 0},
 		{"root raises", root, func(d *msg.JobDesc) { d.TimeLimit = 60 }, 0},
 		{"partition", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("short") }, 0},
 		{"bad partition", alice, func(d *msg.JobDesc) { d.Partition = msg.Str("nope") }, slurmerr.ESLURM_INVALID_PARTITION_NAME},
 		{"nodes", alice, func(d *msg.JobDesc) { d.MinNodes = 2 }, 0},
 		{"nodes inverted", alice, func(d *msg.JobDesc) { d.MinNodes, d.MaxNodes = 3, 2 }, slurmerr.ESLURM_INVALID_NODE_COUNT},
-		{"user priority", alice, func(d *msg.JobDesc) { d.Priority = 5 }, slurmerr.ESLURM_ACCESS_DENIED},
-		{"admin priority", root, func(d *msg.JobDesc) { d.Priority = 5 }, 0},
+		{"user priority", alice, func(d *msg.JobDesc) { d.Priority = 5 }, slurmerr.ESLURM_PRIO_RESET_FAIL},
+		{"admin priority", root, func(d *msg.JobDesc) { d.Priority = 6 }, 0},
 		{"nice", alice, func(d *msg.JobDesc) { d.Nice = niceOff + 10 }, 0},
 	} {
 		d := msg.NewJobDesc()
@@ -171,7 +171,7 @@ func TestUpdate(t *testing.T) {
 		}
 	}
 	j := m.Job(id)
-	if j.Name != "renamed" || j.TimeLimit != 60 || j.Partition != "" || j.PartitionReq != "short" || j.MinNodes != 2 || j.Priority != 5 {
+	if j.Name != "renamed" || j.TimeLimit != 60 || j.Partition != "" || j.PartitionReq != "short" || j.MinNodes != 2 || j.Priority != 6 {
 		t.Fatalf("job %+v", j)
 	}
 }

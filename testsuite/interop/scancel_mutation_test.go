@@ -211,52 +211,10 @@ func runMutationCorpus(t *testing.T, cmd string, corpus []mutCase) {
 // that the corpora show, with where the cause likely is. Each case that
 // shows one names it (mutCase.ctld).
 var ctldDiffs = map[string]string{
-	"cancelPending": "a job cancelled while pending shows Partition=(null) NumNodes=0 NumCPUs=0 NumTasks=0 " +
-		"TRES=cpu=0,node=0,billing=0 (real: its partition, NumNodes=1 NumCPUs=1 NumTasks=N/A, its requested TRES) " +
-		"and, when it was not held, Priority=0 (real keeps its priority): jobs/info.go fills these from the " +
-		"allocation for every job that is not pending; jobs/signal.go cancelPending zeroes Priority",
-	"arrayCancel": "cancelling pending tasks of an array: real takes them out of the meta record (no record " +
-		"of their own; cancelling the last one ends the meta record, CANCELLED with ArrayTaskId=1-4), and " +
-		"for a range naming tasks that do not exist cancels those that do and answers \"Invalid job id " +
-		"specified\"; ours splits each into a CANCELLED record of its own, answers success, and a second " +
-		"cancel of such a task gets \"Job/step already completing or completed\" (real: \"Invalid job id " +
-		"specified\"): jobs/signal.go cancelTask and resolve",
-	"arrayTaskUpdate": "hold, release or update of some tasks of a pending array: real splits those tasks " +
-		"off into records of their own and changes only them; ours changes the whole meta record (release " +
-		"of <id>_2 releases all four tasks, TimeLimit of <id>_3 applies to all) and refuses the range " +
-		"scontrol sends for <id>_[1-2] (\"<id>_1-2\") with \"Invalid job id specified\": jobs/signal.go " +
-		"Update (t.task dropped for a meta record) and resolve",
-	"arrayErrors": "hold or update of an array task that does not exist: real answers " +
-		"RESPONSE_JOB_ARRAY_ERRORS (scontrol prints \"<id>_9: Invalid job id specified\"), ours a " +
-		"return code (scontrol prints \"Invalid job id specified for job <id>_9\")",
-	"signalNoFlags": "a signal other than KILL, without -b or -f, to a running batch job: real signals " +
-		"its steps only (a job without steps keeps running); ours adds KILL_FULL_JOB, so the batch " +
-		"script gets it too (the job ends FAILED, ExitCode=0:10): jobs/signal.go signalJob",
-	"holdRunning": "hold of a running job: real accepts it (Priority=0, Reason=JobHeldAdmin on the " +
-		"running job); ours refuses it with \"Job is no longer pending execution\": jobs/signal.go updateOne",
-	"requeueHold": "requeuehold of a running job: real leaves it JobState=PENDING (SPECIAL_EXIT with " +
-		"State=SpecialExit) with Reason=job_requeued_in_held_state; ours JobState=REQUEUE_HOLD, " +
-		"Reason=JobHeldAdmin",
-	"requeueEnded": "requeue of a held job after its cancel: real leaves it Priority=0, ours gives it " +
-		"a new priority",
-	"updateFields": "updates accepted but not applied by ours (Comment, NumCPUs, ExcNodeList, " +
-		"MinMemoryNode, Requeue, Licenses, ArrayTaskThrottle), and NumNodes=9 leaving NumCPUs=1 and " +
-		"TRES cpu=1 (real: NumCPUs=9, cpu=9): jobs/signal.go updateOne handles only TimeLimit, Name, " +
-		"Partition, NumNodes, Nice, Dependency, StartTime and Priority",
-	"updateValidation": "updates real refuses and ours accepts: Features naming a feature no node " +
-		"has (\"Invalid feature specification\"), an unknown license (\"Invalid license " +
-		"specification\"), ReqNodeList=n9 (\"Invalid node name specified\"), Features of a running " +
-		"job (\"Job is no longer pending execution\"); NumNodes of a running job: real \"Requested " +
-		"operation not supported on this system\", ours \"Job is no longer pending execution\"",
-	"priorityHeld": "Priority=N on a held job: real refuses it with \"Job is in held state, pending " +
-		"scheduler release\" (even for a user, before the permission check); ours sets it for root " +
-		"(releasing the hold) and answers \"Access/permission denied\" to a user",
-	"otherUser": "hold, release or update of another user's job by a user: real answers \"Invalid " +
-		"user id\", ours \"Access/permission denied\"",
-	"userTimeLimit": "a user raising the TimeLimit of his own pending job within the partition's " +
-		"MaxTime: real accepts it, ours refuses it (\"Access/permission denied\")",
-	"top":    "scontrol top (REQUEST_TOP_JOB): ours answers \"Requested operation not supported on this system\"",
-	"notify": "scontrol notify (REQUEST_JOB_NOTIFY): ours answers \"Requested operation not supported on this system\"",
+	"arrayCancel": "cancelling a whole pending array (<id> or <id>_*): real cancels the meta record in " +
+		"place (one record, CANCELLED, ArrayTaskId=1-4); ours splits each pending task off into a CANCELLED " +
+		"record of its own (the meta record keeps the last task): jobs/signal.go cancelTask, reached through " +
+		"resolve; the state fixtures in jobs/testdata record the split",
 }
 
 // mutSideDiff compares two records of one case ("" when equal). Real
@@ -487,34 +445,34 @@ func scancelMutationCorpus() []mutCase {
 	cancelled := [][]string{{"scancel", "%0"}}
 	return []mutCase{
 		// Ids and steps.
-		{jobs: j(held), ops: op("%0"), ctld: "cancelPending"},
-		{jobs: j(held), ops: op("-v", "%0"), ctld: "cancelPending"},
-		{jobs: j(pend), ops: op("%0"), ctld: "cancelPending"},
-		{jobs: j(held, pend), ops: op("%0", "%1"), ctld: "cancelPending"},
-		{jobs: j(held, pend), ops: op("-v", "%0,%1"), ctld: "cancelPending"},
-		{jobs: j(held), ops: op("%0", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), ops: op("-v", "%0", "999999"), ctld: "cancelPending"},
+		{jobs: j(held), ops: op("%0")},
+		{jobs: j(held), ops: op("-v", "%0")},
+		{jobs: j(pend), ops: op("%0")},
+		{jobs: j(held, pend), ops: op("%0", "%1")},
+		{jobs: j(held, pend), ops: op("-v", "%0,%1")},
+		{jobs: j(held), ops: op("%0", "%0")},
+		{jobs: j(held), ops: op("-v", "%0", "999999")},
 		{jobs: j(run), running: true, ops: op("%0")},
 		{jobs: j(run), running: true, ops: op("-v", "%0")},
 		{jobs: j(run), running: true, ops: op("-v", "%0.batch")},
 		{jobs: j(run), running: true, ops: op("%0.0")},
 		{jobs: j(run), running: true, ops: op("-v", "%0.0")},
 		{jobs: j(held), ops: op("-v", "%0.0")},
-		{jobs: j(run, held), running: true, ops: op("-v", "%0", "%1"), ctld: "cancelPending"},
+		{jobs: j(run, held), running: true, ops: op("-v", "%0", "%1")},
 		// Array elements and ranges.
-		{jobs: j(arr), ops: op("%0_2"), ctld: "arrayCancel"},
-		{jobs: j(arr), ops: op("-v", "%0_2"), ctld: "arrayCancel"},
-		{jobs: j(arr), ops: op("-v", "%0_[1-2]"), ctld: "arrayCancel"},
-		{jobs: j(arr), ops: op("-v", "%0_[1,3]"), ctld: "arrayCancel"},
-		{jobs: j(arr), ops: op("%0_[2-4]"), ctld: "arrayCancel"},
+		{jobs: j(arr), ops: op("%0_2")},
+		{jobs: j(arr), ops: op("-v", "%0_2")},
+		{jobs: j(arr), ops: op("-v", "%0_[1-2]")},
+		{jobs: j(arr), ops: op("-v", "%0_[1,3]")},
+		{jobs: j(arr), ops: op("%0_[2-4]")},
 		{jobs: j(arr), ops: op("-v", "%0_*"), ctld: "arrayCancel"},
 		{jobs: j(arr), ops: op("-v", "%0"), ctld: "arrayCancel"},
 		{jobs: j(arr), ops: op("%0_9")},
 		{jobs: j(arr), ops: op("-v", "%0_9")},
-		{jobs: j(arr), ops: op("-v", "%0_[3-9]"), ctld: "arrayCancel"},
-		{jobs: j(arr), ops: op("-v", "%0_1", "%0_4"), ctld: "arrayCancel"},
-		{jobs: j(arr), pre: [][]string{{"scontrol", "release", "%0_2"}}, ops: op("-v", "%0_2"), ctld: "arrayTaskUpdate"},
-		{jobs: j(arr), pre: [][]string{{"scancel", "%0_1"}}, ops: op("-v", "%0_1"), ctld: "arrayCancel"},
+		{jobs: j(arr), ops: op("-v", "%0_[3-9]")},
+		{jobs: j(arr), ops: op("-v", "%0_1", "%0_4")},
+		{jobs: j(arr), pre: [][]string{{"scontrol", "release", "%0_2"}}, ops: op("-v", "%0_2")},
+		{jobs: j(arr), pre: [][]string{{"scancel", "%0_1"}}, ops: op("-v", "%0_1")},
 		// Unknown ids and finished jobs.
 		{ops: op("999999")},
 		{ops: op("-v", "999999")},
@@ -524,33 +482,33 @@ func scancelMutationCorpus() []mutCase {
 		{ops: op("--signal=USR1", "999999")},
 		{ops: op("-Q", "--signal=USR1", "999999")},
 		{ops: op("-b", "-v", "999999")},
-		{jobs: j(held), pre: cancelled, ops: op("%0"), ctld: "cancelPending"},
-		{jobs: j(held), pre: cancelled, ops: op("-v", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), pre: cancelled, ops: op("-Q", "-v", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), pre: cancelled, ops: op("-s", "USR1", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), pre: cancelled, ops: op("-Q", "-s", "USR1", "%0"), ctld: "cancelPending"},
+		{jobs: j(held), pre: cancelled, ops: op("%0")},
+		{jobs: j(held), pre: cancelled, ops: op("-v", "%0")},
+		{jobs: j(held), pre: cancelled, ops: op("-Q", "-v", "%0")},
+		{jobs: j(held), pre: cancelled, ops: op("-s", "USR1", "%0")},
+		{jobs: j(held), pre: cancelled, ops: op("-Q", "-s", "USR1", "%0")},
 		{jobs: j(run), running: true, pre: cancelled, ops: op("-v", "%0")},
 		{jobs: j(run), running: true, pre: cancelled, ops: op("-v", "%0.batch")},
 		// Filters.
-		{jobs: j(held, pend), ops: op("-n", "%N"), ctld: "cancelPending"},
-		{jobs: j(held, pend), ops: op("-v", "--name=%N", "-t", "PENDING"), ctld: "cancelPending"},
+		{jobs: j(held, pend), ops: op("-n", "%N")},
+		{jobs: j(held, pend), ops: op("-v", "--name=%N", "-t", "PENDING")},
 		{jobs: j(run, held), running: true, ops: op("-v", "-n", "%N", "-t", "RUNNING")},
 		{jobs: j(held), ops: op("-v", "-n", "%N", "-t", "RUNNING")},
-		{jobs: j(held, pend), ops: op("-v", "-p", "down"), ctld: "cancelPending"},
+		{jobs: j(held, pend), ops: op("-v", "-p", "down")},
 		{jobs: j(run, held), running: true, ops: op("-v", "-p", "debug")},
 		{jobs: j(held), ops: op("-v", "-p", "long", "-n", "%N")},
-		{jobs: j(nobody, held), ops: op("-v", "-u", "nobody"), ctld: "cancelPending"},
-		{jobs: j(nobody, held), ops: op("-v", "--user=root", "-n", "%N"), ctld: "cancelPending"},
-		{jobs: j(acct, held), ops: op("-v", "-A", "acctx"), ctld: "cancelPending"},
+		{jobs: j(nobody, held), ops: op("-v", "-u", "nobody")},
+		{jobs: j(nobody, held), ops: op("-v", "--user=root", "-n", "%N")},
+		{jobs: j(acct, held), ops: op("-v", "-A", "acctx")},
 		{jobs: j(run, held), running: true, ops: op("-v", "-w", "n2")},
 		{jobs: j(run), running: true, ops: op("-v", "-w", "n3", "-n", "%N")},
 		{jobs: j(run), running: true, ops: op("-v", "-t", "R", "-w", "n[1-2]")},
 		{jobs: j(held), ops: op("-v", "-q", "normal", "-n", "%N")},
-		{jobs: j(arr, held), ops: op("-v", "-n", "%N"), ctld: "arrayCancel"},
-		{jobs: j(held), ops: op("-v", "-n", "%N", "%0"), ctld: "cancelPending"},
-		{jobs: j(held, held), ops: op("-v", "-n", "%N", "%1"), ctld: "cancelPending"},
+		{jobs: j(arr, held), ops: op("-v", "-n", "%N")},
+		{jobs: j(held), ops: op("-v", "-n", "%N", "%0")},
+		{jobs: j(held, held), ops: op("-v", "-n", "%N", "%1")},
 		// Signals and kill flags.
-		{jobs: j(run), running: true, ops: op("-v", "--signal=USR1", "%0"), ctld: "signalNoFlags"},
+		{jobs: j(run), running: true, ops: op("-v", "--signal=USR1", "%0")},
 		{jobs: j(run), running: true, ops: op("-s", "CONT", "-b", "-v", "%0")},
 		{jobs: j(run), running: true, ops: op("-s", "USR1", "-b", "%0")},
 		{jobs: j(run), running: true, ops: op("-s", "TERM", "-f", "-v", "%0")},
@@ -558,15 +516,15 @@ func scancelMutationCorpus() []mutCase {
 		{jobs: j(run), running: true, ops: op("-H", "-v", "%0")},
 		{jobs: j(run), running: true, ops: op("--ctld", "-v", "%0")},
 		{jobs: j(run), running: true, ops: op("-s", "HUP", "-v", "%0.batch")},
-		{jobs: j(held), ops: op("-s", "KILL", "-v", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), ops: op("-f", "-v", "%0"), ctld: "cancelPending"},
-		{jobs: j(held), ops: op("-b", "-v", "%0"), ctld: "cancelPending"},
+		{jobs: j(held), ops: op("-s", "KILL", "-v", "%0")},
+		{jobs: j(held), ops: op("-f", "-v", "%0")},
+		{jobs: j(held), ops: op("-b", "-v", "%0")},
 		// Interactive.
-		{jobs: j(held, held), ops: op("-i", "-n", "%N"), stdin: "y\nn\n", ctld: "cancelPending"},
+		{jobs: j(held, held), ops: op("-i", "-n", "%N"), stdin: "y\nn\n"},
 		{jobs: j(held), ops: op("-i", "%0"), stdin: "x\nN\n"},
-		{jobs: j(arr), ops: op("-i", "%0_[1-2]"), stdin: "y\ny\n", ctld: "arrayCancel"},
+		{jobs: j(arr), ops: op("-i", "%0_[1-2]"), stdin: "y\ny\n"},
 		// Quiet.
-		{jobs: j(held), ops: op("-Q", "%0"), ctld: "cancelPending"},
+		{jobs: j(held), ops: op("-Q", "%0")},
 		{jobs: j(run), running: true, ops: op("-Q", "-v", "%0")},
 		// Other users' jobs, and one's own, as nobody.
 		{jobs: j(held), nobody: true, ops: op("%0")},
@@ -574,9 +532,9 @@ func scancelMutationCorpus() []mutCase {
 		{jobs: j(run), running: true, nobody: true, ops: op("%0")},
 		{jobs: j(held), nobody: true, ops: op("-v", "-n", "%N")},
 		{jobs: j(held), nobody: true, ops: op("-v", "-u", "root", "-n", "%N")},
-		{jobs: j(nobody, held), nobody: true, ops: op("-v", "%0", "%1"), ctld: "cancelPending"},
-		{jobs: j(nobody, held), nobody: true, ops: op("-v", "-p", "down"), ctld: "cancelPending"},
+		{jobs: j(nobody, held), nobody: true, ops: op("-v", "%0", "%1")},
+		{jobs: j(nobody, held), nobody: true, ops: op("-v", "-p", "down")},
 		{jobs: j(nobodyRun), running: true, nobody: true, ops: op("-v", "%0")},
-		{jobs: j(nobody), nobody: true, ops: op("--me", "-v", "-n", "%N"), ctld: "cancelPending"},
+		{jobs: j(nobody), nobody: true, ops: op("--me", "-v", "-n", "%N")},
 	}
 }

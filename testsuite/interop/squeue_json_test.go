@@ -427,10 +427,6 @@ func TestSlurmctldQueryJSON(t *testing.T) {
 // controller's data (slurmctld/, not owned by the query commands). Each
 // is a prefix of "<command> --json <path>: <real> vs <ours>".
 var knownCtldDiffs = []string{
-	// Job info under SHOW_DETAIL carries no job_resources block.
-	"squeue --json .jobs[job_id=1].job_resources: only in first",
-	// A job asked for -N1 reports max_nodes 1; real slurmctld packs 0.
-	"squeue --json .jobs[job_id=1].max_nodes: 0 vs 1",
 	// --mem does not set the JOB_MEM_SET bit flag.
 	"squeue --json .jobs[job_id=3].flags: [JOB_MEM_SET] vs []",
 	// gres_drained is "N/A" in real node records with no GRES.

@@ -1,0 +1,439 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+)
+
+// Alloc sid markers scontrol sends with priority 0 (uhold) or INFINITE.
+const allocSIDUserHold = 0x00000002
+
+// jobMemSet is JOB_MEM_SET: the job's memory limit was given explicitly.
+const jobMemSet uint64 = 1 << 23
+
+// Update handles REQUEST_UPDATE_JOB (scontrol update job, hold, uhold,
+// release): owner or root/SlurmUser, with the rules of _update_job for
+// what a user may change.
+func (m *Manager) Update(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (Outcome, error) {
+	if id, tasks, ok, err := arrayTaskSpec(strOf(d.JobIDStr)); ok {
+		if err != nil {
+			return Outcome{}, err
+		}
+		return m.updateArrayTasks(id, tasks, d, c, cl, now)
+	}
+	ts, err := m.resolve(strOf(d.JobIDStr), d.JobID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var firstErr error
+	for _, t := range ts {
+		if t.task != NoVal && t.job.IsArrayMeta() {
+			// A pending task of an array: the meta record holds its fields.
+			t.task = NoVal
+		}
+		if err := m.updateOne(t.job, d, c, cl, now); err != nil {
+			firstErr = keepFirst(firstErr, err)
+		}
+		m.touch(t.job, now)
+	}
+	out, err := m.finish(nil)
+	if err != nil {
+		return out, err
+	}
+	return out, firstErr
+}
+
+// updateOne applies one update to one record in _update_job's order: a
+// field refused ends the update, the fields before it stay changed.
+func (m *Manager) updateOne(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int64) error {
+	priv := m.privileged(c.UID)
+	if ai := strOf(d.ArrayInx); ai != "" && j.Array != nil {
+		v, err := strconv.ParseInt(ai, 10, 32)
+		if err != nil || v < 0 {
+			return serr(slurmerr.ESLURM_BAD_TASK_COUNT)
+		}
+		j.Array.MaxTasks = uint32(v)
+		if j.Finished() {
+			return nil
+		}
+	}
+	if j.Finished() {
+		return serr(slurmerr.ESLURM_JOB_FINISHED)
+	}
+	if d.AdminComment.Valid && !priv {
+		return serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	if !m.mayAct(c.UID, j) {
+		return serr(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	if err := m.updatePartition(j, d, c, cl); err != nil {
+		return err
+	}
+	if err := m.updateReqNodes(j, d, cl); err != nil {
+		return err
+	}
+	if d.MinNodes != NoVal && d.MinNodes != Infinite && j.Running() && d.MinNodes > uint32(len(j.Nodes)) {
+		// Growing a running job needs SchedulerParameters=permit_job_expansion.
+		return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+	}
+	if lic := strOf(d.Licenses); d.Licenses.Valid && lic != j.Licenses {
+		if !j.Pending() && !priv && lic != "" {
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+		j.Licenses = lic
+	}
+	if d.ExcNodes.Valid && strOf(d.ExcNodes) != j.ExcNodes {
+		en := strOf(d.ExcNodes)
+		switch {
+		case !j.Pending():
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		case en != "" && !knownNodes(cl, en):
+			return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		j.ExcNodes = en
+	}
+	if d.Comment.Valid {
+		j.Comment = strOf(d.Comment)
+	}
+	if err := m.updateCounts(j, d); err != nil {
+		return err
+	}
+	if err := m.updateTimeLimit(j, d, priv, cl, now); err != nil {
+		return err
+	}
+	if d.Requeue != NoVal16 {
+		j.Requeue = d.Requeue != 0
+	}
+	if err := m.updatePriority(j, d, priv); err != nil {
+		return err
+	}
+	if d.Nice != NoVal && d.Nice != j.Nice {
+		switch {
+		case j.AdminPrio && j.Priority != 0:
+			// A priority set by an administrator stays; nice is ignored.
+		case priv || d.Nice >= niceOff:
+			if j.Priority != 0 && !j.AdminPrio {
+				j.Priority = uint32(max(int64(j.Priority)+int64(j.Nice)-int64(d.Nice), 2))
+			}
+			j.Nice = d.Nice
+		default:
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		}
+	}
+	if d.PnMinMemory != NoVal64 && d.PnMinMemory != j.PnMinMemory {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		mem := d.PnMinMemory
+		if mem == memPerCPU {
+			mem = 0 // --mem-per-cpu=0 is --mem=0
+		}
+		j.PnMinMemory = mem
+		j.Bitflags |= jobMemSet
+	}
+	if d.Features.Valid && strOf(d.Features) != j.Features {
+		f := strOf(d.Features)
+		switch {
+		case !j.Pending():
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		case f != "":
+			if rc := checkFeatures(normalizeFeatures(f), cl.Nodes); rc != 0 {
+				return serr(rc)
+			}
+		}
+		j.Features = f
+	}
+	if d.Name.Valid {
+		j.Name = d.Name.Value
+	}
+	if ds := strOf(d.Dependency); d.Dependency.Valid {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		dep, ok := parseDependency(ds)
+		if !ok || !m.validDependency(dep, j.ID) {
+			return serr(slurmerr.ESLURM_DEPENDENCY)
+		}
+		j.Dependency = dep
+	}
+	if d.BeginTime != 0 {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		j.BeginTime = d.BeginTime
+		j.EligibleTime = 0
+	}
+	return nil
+}
+
+func (m *Manager) updatePartition(j *Job, d *msg.JobDesc, c Caller, cl *Cluster) error {
+	p := strOf(d.Partition)
+	if p == "" || p == j.Partition && j.PartitionReq == "" {
+		return nil
+	}
+	if !j.Pending() {
+		return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+	}
+	var names []string
+	for _, name := range strings.Split(p, ",") {
+		pp := cl.partition(name)
+		if pp == nil {
+			return serr(slurmerr.ESLURM_INVALID_PARTITION_NAME)
+		}
+		if rc := m.partAccess(pp, j, nil, c.UID, nil); rc == slurmerr.ESLURM_ACCESS_DENIED ||
+			rc == slurmerr.ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP {
+			return serr(rc)
+		}
+		names = append(names, name)
+	}
+	j.PartitionReq, j.Partitions = p, names
+	return nil
+}
+
+// updateReqNodes: a pending job's required nodes must all exist; for a
+// running job the field asks to shrink it to those nodes, which only a
+// list of the nodes it already has (no change) is accepted for here.
+func (m *Manager) updateReqNodes(j *Job, d *msg.JobDesc, cl *Cluster) error {
+	if !d.ReqNodes.Valid {
+		return nil
+	}
+	rn := strOf(d.ReqNodes)
+	if j.Running() {
+		names, err := hostlist.Expand(rn)
+		if rn == "" || err != nil || !knownNodes(cl, rn) {
+			return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		}
+		for _, n := range names {
+			if indexOf(j.Nodes, n) < 0 {
+				return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+			}
+		}
+		if len(names) != len(j.Nodes) {
+			return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+		}
+		return nil
+	}
+	if !j.Pending() {
+		return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+	}
+	if rn != "" && !knownNodes(cl, rn) {
+		return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+	}
+	j.ReqNodes = rn
+	return nil
+}
+
+// knownNodes is whether expr is a valid host list of configured nodes.
+func knownNodes(cl *Cluster, expr string) bool {
+	names, err := hostlist.Expand(expr)
+	if err != nil || len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if cl.nodeIndex(n) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// updateCounts changes the CPU, node and task counts of a pending job; a
+// larger node count raises the CPU count to what its tasks need, as
+// _update_job does before it applies the counts.
+func (m *Manager) updateCounts(j *Job, d *msg.JobDesc) error {
+	minCPUs := d.MinCPUs
+	if d.MinNodes != NoVal && d.MinNodes != Infinite && j.Pending() {
+		tasks := d.NumTasks
+		if tasks == NoVal {
+			tasks = j.NumTasks
+		}
+		if tasks == NoVal || tasks == 0 || tasks < d.MinNodes {
+			tasks = d.MinNodes
+		}
+		cpt := uint32(or16(j.CPUsPerTask, NoVal16, 1))
+		if d.CPUsPerTask != NoVal16 {
+			cpt = uint32(d.CPUsPerTask)
+		}
+		pn := uint32(or16(j.PnMinCPUs, NoVal16, 1))
+		if d.PnMinCPUs != NoVal16 {
+			pn = uint32(d.PnMinCPUs)
+		}
+		need := max(tasks*cpt, pn*d.MinNodes)
+		cur := minCPUs
+		if cur == NoVal {
+			cur = j.MinCPUs
+		}
+		if cur == NoVal {
+			cur = j.MinNodes
+		}
+		if need > cur {
+			minCPUs = need
+		}
+		if j.NumTasks != NoVal && j.NumTasks < d.MinNodes && d.NumTasks == NoVal {
+			j.NumTasks = d.MinNodes
+		}
+	}
+	if minCPUs != NoVal || d.MaxCPUs != NoVal {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		lo, hi := j.MinCPUs, j.MaxCPUs
+		if minCPUs != NoVal {
+			if minCPUs < 1 {
+				return serr(slurmerr.ESLURM_INVALID_CPU_COUNT)
+			}
+			lo = minCPUs
+		}
+		if d.MaxCPUs != NoVal {
+			hi = d.MaxCPUs
+		}
+		if hi != NoVal && hi != 0 && lo != NoVal && hi < lo {
+			return serr(slurmerr.ESLURM_INVALID_CPU_COUNT)
+		}
+		j.MinCPUs, j.MaxCPUs = lo, hi
+	}
+	if d.PnMinCPUs != NoVal16 && d.PnMinCPUs != 0 {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		j.PnMinCPUs = d.PnMinCPUs
+	}
+	if d.CPUsPerTask != NoVal16 {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		j.CPUsPerTask = d.CPUsPerTask
+	}
+	if d.MinNodes != NoVal && d.MinNodes != Infinite || d.MaxNodes != NoVal {
+		if j.Running() {
+			return serr(slurmerr.ESLURM_NOT_SUPPORTED) // shrinking a running job
+		}
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		lo, hi := j.MinNodes, j.MaxNodes
+		if d.MinNodes != NoVal && d.MinNodes != Infinite {
+			lo = d.MinNodes
+		}
+		if d.MaxNodes != NoVal {
+			hi = d.MaxNodes
+		}
+		if lo < 1 || hi != NoVal && hi != 0 && lo > hi {
+			return serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
+		}
+		j.MinNodes, j.MaxNodes = lo, hi
+	}
+	if d.NumTasks != NoVal {
+		switch {
+		case !j.Pending():
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		case d.NumTasks < 1:
+			return serr(slurmerr.ESLURM_BAD_TASK_COUNT)
+		}
+		j.NumTasks = d.NumTasks
+	}
+	return nil
+}
+
+// updateTimeLimit: an administrator sets any limit; a user may lower it,
+// or raise a pending job's up to its partition's MaxTime.
+func (m *Manager) updateTimeLimit(j *Job, d *msg.JobDesc, priv bool, cl *Cluster, now int64) error {
+	if d.TimeLimit == NoVal || d.TimeLimit == j.TimeLimit {
+		return nil
+	}
+	partMax := uint32(0)
+	if p := cl.partition(m.partitionOf(j)); p != nil {
+		partMax = p.MaxTime
+	}
+	switch {
+	case priv || j.TimeLimit > d.TimeLimit:
+		if j.TimeMin != NoVal && d.TimeLimit < j.TimeMin {
+			return serr(slurmerr.ESLURM_INVALID_TIME_MIN_LIMIT)
+		}
+		j.TimeLimit = d.TimeLimit
+		if j.Running() {
+			j.EndTime = j.StartTime + m.limitSeconds(j, cl)
+			if j.EndTime < now {
+				j.EndTime = now
+			}
+		}
+	case j.Pending() && partMax >= d.TimeLimit:
+		j.TimeLimit = d.TimeLimit
+	default:
+		return serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	return nil
+}
+
+// partitionOf is the partition a job runs in, or the first it asked for.
+func (m *Manager) partitionOf(j *Job) string {
+	if j.Partition != "" || len(j.Partitions) == 0 {
+		return j.Partition
+	}
+	return j.Partitions[0]
+}
+
+// updatePriority holds, releases or sets the priority as _update_job
+// does: priority 0 is the hold (of a running job too), only INFINITE
+// (release) changes a held job, and a user may only lower a priority.
+func (m *Manager) updatePriority(j *Job, d *msg.JobDesc, priv bool) error {
+	if d.Priority == NoVal {
+		return nil
+	}
+	hold := func() {
+		j.Priority = 0
+		if priv && d.AllocSID != allocSIDUserHold {
+			j.Hold, j.Reason = HoldAdmin, ReasonHeldAdmin
+		} else {
+			j.Hold, j.Reason = HoldUser, ReasonHeldUser
+		}
+		j.StateDesc = ""
+	}
+	switch {
+	case j.Priority == d.Priority:
+		if j.Priority == 0 && priv {
+			hold() // switch between a user and an admin hold
+		}
+	case j.Priority == 0 && d.Priority == Infinite && (priv || j.Hold != HoldAdmin):
+		m.release(j)
+	case j.Priority == 0 && d.Priority != Infinite:
+		return serr(slurmerr.ESLURM_JOB_HELD)
+	case priv || j.Priority > d.Priority:
+		if d.Priority != 0 {
+			j.Nice = niceOff
+		}
+		switch d.Priority {
+		case Infinite:
+			j.AdminPrio = false
+			j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
+		case 0:
+			hold()
+		default:
+			j.Priority = d.Priority
+			if !priv {
+				return serr(slurmerr.ESLURM_PRIO_RESET_FAIL)
+			}
+			j.AdminPrio = true
+		}
+	case j.Priority != 0 && d.Priority == Infinite:
+		// Already released.
+	default:
+		return serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	return nil
+}
+
+// release ends a hold (_release_job_rec).
+func (m *Manager) release(j *Job) {
+	j.Hold = HoldNone
+	j.State &^= msg.JobRequeueHold | msg.JobSpecialExit
+	j.StateDesc = ""
+	j.AdminPrio = false
+	j.ExitCode = 0
+	j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
+	j.Reason = ReasonPriority
+}
