@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 )
 
 // ResvStateName is the file in StateSaveLocation that keeps the
@@ -115,40 +113,11 @@ func (c *Controller) saveResv(context.Context) {
 	data, err := json.Marshal(resvFile{Version: resvStateVersion, TopSuffix: c.resv.top, Reservations: c.resv.list})
 	c.mu.RUnlock()
 	if err == nil {
-		err = writeFileSync(path, data)
+		err = writeStateFile(path, data)
 	}
 	if err != nil {
 		c.log.Error(fmt.Sprintf("reservation state save: %v", err))
 		return
 	}
 	c.resv.saved = seq
-}
-
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".new"
-	_ = os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -323,7 +323,7 @@ func TestResvPersist(t *testing.T) {
 	if name, rc := resvCreate(t, c2, resvDescT{nodes: "n2", users: "root", start: now, dur: 60}); rc != 0 || name != "root_2" {
 		t.Errorf("after recovery: %q rc %d, want root_2", name, rc)
 	}
-	if err := writeFileSync(file, []byte(`{"Version":99}`)); err != nil {
+	if err := writeStateFile(file, []byte(`{"Version":99}`)); err != nil {
 		t.Fatal(err)
 	}
 	c3, _ := resvController(t)
