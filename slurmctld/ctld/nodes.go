@@ -6,6 +6,7 @@ import (
 
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
 
 // NO_VAL and friends as Slurm packs them.
@@ -53,6 +54,10 @@ type Node struct {
 	AllocMem                 uint64 // MB, set by the job manager
 	RunJobs, CompletingJobs  int    // set by the job manager
 	ProtocolVersion          uint16
+
+	// tresWeights is the node line's TRESWeights= (per base unit, mem
+	// per MB); nil when unset, so the billing weight is the CPU count.
+	tresWeights map[string]float64
 
 	schedFeatures []string // FeaturesAct split, for the scheduler's view
 	// actEmpty: the active features were set to "" (an empty string,
@@ -126,6 +131,33 @@ func (n *Node) allocTres() string {
 	return s
 }
 
+// allocWeighted is the select nodeinfo's tres_alloc_weighted: the billing
+// value of what jobs hold on the node (assoc_mgr_tres_weighted over the
+// allocated CPUs and memory). Without TRESWeights it is the CPU count;
+// with PriorityFlags=MAX_TRES the node-level TRES count by their maximum.
+// GRES are not tracked per node here, so they weigh nothing.
+func (n *Node) allocWeighted(maxTRES bool) float64 {
+	if n.tresWeights == nil {
+		return float64(n.AllocCPUs)
+	}
+	cpu := float64(n.AllocCPUs) * n.tresWeights["cpu"]
+	mem := float64(n.AllocMem) * n.tresWeights["mem"]
+	if maxTRES {
+		return max(cpu, mem)
+	}
+	return cpu + mem
+}
+
+// gresDrained is the node record's gres_drain: 22.05's
+// gres_get_node_drain always says "N/A", and only detailed requests
+// (SHOW_DETAIL, as sinfo and scontrol ask) gather it; others get NULL.
+func gresDrained(showFlags uint16) msg.NullString {
+	if showFlags&msg.ShowDetail == 0 {
+		return msg.NullString{}
+	}
+	return msg.Str("N/A")
+}
+
 // memUnits renders MB the way Slurm's TRES strings do: the largest unit
 // that divides exactly.
 func memUnits(mb uint64) string {
@@ -176,6 +208,13 @@ func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
 			gres = append(gres, s)
 		}
 		n.Gres = strings.Join(gres, ",")
+		if nl.TRESWeights != "" {
+			w, err := priority.ParseTRESWeights(nl.TRESWeights)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: TRESWeights: %w", n.Name, err)
+			}
+			n.tresWeights = w
+		}
 		tpc := uint16(1)
 		if uint32(n.Sockets)*uint32(n.Cores) < uint32(n.CPUs) {
 			tpc = n.Threads
@@ -279,4 +318,13 @@ func StateString(st uint32) string {
 		return "COMPLETING" + noResp
 	}
 	return name + noResp
+}
+
+// nodeDetail fills the parts of a node record that depend on the request
+// or on the configuration beyond the node line: gres_drain (SHOW_DETAIL
+// only) and the billing-weighted allocated TRES.
+func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
+	rec.GresDrain = gresDrained(showFlags)
+	maxTRES := c.cfg.Conf != nil && c.cfg.Conf.PriorityFlagBits&conf.PriorityMaxTRES != 0
+	rec.SelectNodeInfo.TresAllocWeighted = msg.PackDouble(n.allocWeighted(maxTRES))
 }

@@ -87,6 +87,7 @@ func (c *Controller) rpcNodeInfo(_ context.Context, r *server.Request) *server.R
 			resp.Nodes[i] = c.blankNode()
 		} else {
 			resp.Nodes[i] = c.nodeRecord(n)
+			c.nodeDetail(&resp.Nodes[i], n, req.ShowFlags)
 		}
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_NODE_INFO, Body: resp}
@@ -106,6 +107,7 @@ func (c *Controller) rpcNodeInfoSingle(_ context.Context, r *server.Request) *se
 			resp.Nodes = []msg.Node{c.blankNode()}
 		} else {
 			resp.Nodes = []msg.Node{c.nodeRecord(n)}
+			c.nodeDetail(&resp.Nodes[0], n, req.ShowFlags)
 		}
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_NODE_INFO, Body: resp}

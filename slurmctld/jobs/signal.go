@@ -288,6 +288,12 @@ func (m *Manager) Requeue(req *msg.JobRequeueRequest, c Caller, cl *Cluster, now
 		if !m.mayAct(c.UID, j) {
 			return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 		}
+		// _job_requeue_op refuses a --no-requeue job before anything else,
+		// slurmd's launch-failure requeue included: that caller then ends
+		// the job instead (launchFailed).
+		if !j.Requeue {
+			return Outcome{}, serr(slurmerr.ESLURM_DISABLED)
+		}
 		if !j.Batch {
 			return Outcome{}, serr(slurmerr.ESLURM_BATCH_ONLY)
 		}

@@ -120,6 +120,11 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if d.Requeue == NoVal16 {
 		j.Requeue = true // JobRequeue=1 is the default
 	}
+	if d.PnMinMemory != NoVal64 {
+		// _job_create marks a memory limit the user gave (--mem,
+		// --mem-per-cpu) so a default never overrides it later.
+		j.Bitflags |= jobMemSet
+	}
 	if len(d.Argv) > 0 {
 		args := make([]string, len(d.Argv))
 		for i, a := range d.Argv {

@@ -54,6 +54,12 @@ type taskStep struct {
 	aborted bool
 	done    chan struct{}
 	ptyConn net.Conn // srun's pty port (window size changes)
+	// msgErr is slurmstepd's own copy of local task 0's stderr pipe,
+	// kept open until the step ends so its "*** STEP ... ***" notices
+	// reach srun as that task's output, after the task's own (nil when
+	// that stderr is a file or not streamed). msgSent: one notice only.
+	msgErr  *os.File
+	msgSent bool
 }
 
 // pty reports a LAUNCH_PTY step.
@@ -303,7 +309,13 @@ func (ts *taskStep) run() {
 		ts.ptyConn.Close()
 	}
 	trk.killAll() // leftovers
-	ts.setState(StateEnding)
+	ts.mu.Lock()
+	ts.st = StateEnding
+	if ts.msgErr != nil {
+		ts.msgErr.Close()
+		ts.msgErr = nil
+	}
+	ts.mu.Unlock()
 	if n := trk.oom(); n > 0 {
 		ts.log.Error(oomMessage(n, fmt.Sprintf("StepId=%d.%d", ts.req.StepID.JobID, ts.req.StepID.StepID)))
 		stepRC = sigOOM
@@ -365,7 +377,13 @@ func (ts *taskStep) startTask(i int, gtid uint32, sio *srunIO, stdins map[uint32
 		if err != nil {
 			return nil, err
 		}
-		closeAfter = append(closeAfter, w)
+		if fd == 1 && i == 0 {
+			ts.mu.Lock()
+			ts.msgErr = w // closed by run when the step ends
+			ts.mu.Unlock()
+		} else {
+			closeAfter = append(closeAfter, w)
+		}
 		sio.pump(r, uint16(ioStdout+fd), gtid, uint32(i))
 		stdio[fd+1] = w
 	}
@@ -438,12 +456,6 @@ func (ts *taskStep) stepComplete(stepRC uint32) {
 	}
 }
 
-func (ts *taskStep) setState(s int32) {
-	ts.mu.Lock()
-	ts.st = s
-	ts.mu.Unlock()
-}
-
 func (ts *taskStep) killAll(sig unix.Signal) {
 	ts.mu.Lock()
 	trk := ts.trk
@@ -474,6 +486,7 @@ func (ts *taskStep) signal(sig, flags int, details string, from uint32) int32 {
 	if !running && (sig == int(unix.SIGKILL) || sig == SigAbort || sig == SigTermKill) {
 		ts.aborted = true
 	}
+	ts.announce(sig, details)
 	ts.mu.Unlock()
 	switch sig {
 	case SigTimeLimit, SigPreempted, SigNodeFail, SigRequeued, SigFailure, 992:
