@@ -21,9 +21,18 @@ build:
 
 # Unit and integration tests. Tests that need real Slurm 22.05 or munge skip with a
 # reason when those are missing, unless GOSLURM_REQUIRE_ORACLE=1 (set by .ci/run).
+#
+# testsuite/interop (real daemons, mostly waiting on them) is the long pole, so it runs
+# as two shards beside the other packages. The tests that put real or our slurmd under
+# cgroups (suspend, slurmd jobs, --pty) stay in one shard: concurrent clusters use the
+# same node names and job ids, hence the same cgroup paths.
+INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldResv|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit)
 test: build
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
+	$(GO) test -count=1 -timeout 30m -run '$(INTEROP_A)' ./testsuite/interop & b=$$!; \
+	$(GO) test -count=1 -timeout 30m -skip '$(INTEROP_A)' ./testsuite/interop & c=$$!; \
+	rc=0; for p in $$a $$b $$c; do wait $$p || rc=1; done; exit $$rc
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
