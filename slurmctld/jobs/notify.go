@@ -10,7 +10,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
-// Notify handles REQUEST_JOB_NOTIFY (scontrol notify): the owner or
+// Notify handles REQUEST_JOB_NOTIFY (scontrol notify): the owner, root or
 // SlurmUser sends a text to the job's srun/salloc (SRUN_USER_MSG) or, for
 // a running batch job, to the slurmd of its first node, which writes it
 // to the job's stderr (srun_user_message).
@@ -19,7 +19,7 @@ func (m *Manager) Notify(req *msg.JobNotifyRequest, c Caller) (Outcome, error) {
 	switch {
 	case j == nil:
 		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
-	case j.UserID != c.UID && c.UID != m.cfg.SlurmUserID:
+	case j.UserID != c.UID && !m.privileged(c.UID):
 		return Outcome{}, serr(slurmerr.ESLURM_USER_ID_MISSING)
 	case !j.Pending() && !j.Running():
 		return Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
