@@ -410,22 +410,30 @@ func (m *mutCluster) jobsState(t *testing.T, ids []string, mask *masker) string 
 
 // settledState is jobsState once every record is settled (see settled:
 // nothing COMPLETING, no pending record the scheduler has not looked at)
-// and two reads in a row agree; bounded at 60 s, after which the last
-// read is returned and the comparison shows it.
+// and two reads in a row agree (for 1.5 s when a job runs); bounded at
+// 60 s, after which the last read is returned and the comparison shows it.
 func (m *mutCluster) settledState(t *testing.T, ids []string, mask *masker) string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	prev := ""
+	prev, since := "", time.Now()
 	for {
 		s := m.jobsState(t, ids, mask)
 		ok := s == prev
+		if !ok {
+			prev, since = s, time.Now()
+		}
 		for _, line := range strings.Split(s, "\n") {
 			ok = ok && settled(line+" ")
+		}
+		// A signalled job reads RUNNING until its node reports the end,
+		// which takes longer than two reads on a loaded machine: a state
+		// with a running job must hold for a while before it counts.
+		if ok && strings.Contains(s, "JobState=RUNNING") {
+			ok = time.Since(since) > 1500*time.Millisecond
 		}
 		if ok || time.Now().After(deadline) {
 			return s
 		}
-		prev = s
 		time.Sleep(100 * time.Millisecond)
 	}
 }
