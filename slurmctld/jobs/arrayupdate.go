@@ -70,30 +70,9 @@ func (r *taskResults) err(id uint32) error {
 	out := &ArrayErrors{}
 	for _, e := range es {
 		out.Entries = append(out.Entries, msg.JobArrayError{ErrorCode: uint32(e.rc),
-			JobArrayID: msg.Str(strconv.FormatUint(uint64(id), 10) + "_" + taskRanges(e.tasks))})
+			JobArrayID: msg.Str(strconv.FormatUint(uint64(id), 10) + "_" + rangeString(e.tasks))})
 	}
 	return out
-}
-
-// taskRanges prints sorted task ids as bit_fmt does: "1-3,5".
-func taskRanges(ts []uint32) string {
-	var b strings.Builder
-	for i := 0; i < len(ts); {
-		j := i
-		for j+1 < len(ts) && ts[j+1] == ts[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatUint(uint64(ts[i]), 10))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.FormatUint(uint64(ts[j]), 10))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // updateArrayTasks is update_job_str for "<id>_<tasks>": when the tasks

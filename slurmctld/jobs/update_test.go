@@ -140,7 +140,7 @@ func TestTaskRanges(t *testing.T) {
 		in   []uint32
 		want string
 	}{{[]uint32{9}, "9"}, {[]uint32{1, 2, 3, 5}, "1-3,5"}, {[]uint32{0, 2, 3}, "0,2-3"}} {
-		if got := taskRanges(tc.in); got != tc.want {
+		if got := rangeString(tc.in); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -19,8 +19,6 @@ import (
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
-	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/pack"
 )
 
 func TestReadWinsize(t *testing.T) {
@@ -219,28 +217,7 @@ func (s *ptySrun) waitOutput(t *testing.T, text string) {
 func TestLaunchTasksPTY(t *testing.T) {
 	requireRoot(t)
 	r := newRig(t, "nobody")
-	raw, err := os.ReadFile("testdata/launch_tasks_22.05.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bc, _ := msg.Registry().Lookup(msgtype.REQUEST_LAUNCH_TASKS)
-	v, err := bc.Decode(pack.NewReader(raw), codec.Version2205)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := v.(msg.LaunchTasksRequest)
-	jobID := nextJob.Add(1)
-	body := req.Cred.Body
-	body.StepID.JobID = jobID
-	body.UID, body.GID, body.GIDs, body.PwName = r.uid, r.gid, []uint32{r.gid}, jobcred.Str(r.user)
-	signer, err := jobcred.NewHMACSigner(jobcred.HMACKey{Secret: bytes.Repeat([]byte("k"), 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred, err := jobcred.Create(context.Background(), body, jobcred.Version2205, signer, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	req, jobID, cred := signedLaunch(t, r)
 	resp := startSrun(t, r.ctld, jobcred.IOKey(cred), r.uid, "")
 	srun := startPTYSrun(t, jobcred.IOKey(cred))
 	req.StepID.JobID = jobID

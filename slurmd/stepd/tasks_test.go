@@ -171,28 +171,7 @@ func (s *fakeSrun) serveIO(c net.Conn) {
 func TestLaunchTasksStreamsToSrun(t *testing.T) {
 	requireRoot(t)
 	r := newRig(t, "nobody")
-	raw, err := os.ReadFile("testdata/launch_tasks_22.05.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bc, _ := msg.Registry().Lookup(msgtype.REQUEST_LAUNCH_TASKS)
-	v, err := bc.Decode(pack.NewReader(raw), codec.Version2205)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := v.(msg.LaunchTasksRequest)
-	jobID := nextJob.Add(1)
-	body := req.Cred.Body
-	body.StepID.JobID = jobID
-	body.UID, body.GID, body.GIDs, body.PwName = r.uid, r.gid, []uint32{r.gid}, jobcred.Str(r.user)
-	signer, err := jobcred.NewHMACSigner(jobcred.HMACKey{Secret: bytes.Repeat([]byte("k"), 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred, err := jobcred.Create(context.Background(), body, jobcred.Version2205, signer, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	req, jobID, cred := signedLaunch(t, r)
 	srun := startSrun(t, r.ctld, jobcred.IOKey(cred), r.uid, "hello\n")
 	req.StepID.JobID = jobID
 	req.UID, req.GID, req.GIDs = r.uid, r.gid, []uint32{0} // body gids must be ignored
@@ -278,16 +257,7 @@ func TestLaunchTasksStreamsToSrun(t *testing.T) {
 // task printed for `srun -N1 -w n1 env` submitted the same way: same names
 // in the same order, values equal except the per-run ones (masked).
 func TestTaskEnvMatchesRealSlurm(t *testing.T) {
-	raw, err := os.ReadFile("testdata/launch_tasks_22.05.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bc, _ := msg.Registry().Lookup(msgtype.REQUEST_LAUNCH_TASKS)
-	v, err := bc.Decode(pack.NewReader(raw), codec.Version2205)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := v.(msg.LaunchTasksRequest)
+	req := capturedTaskLaunch(t)
 	req.OrigAddr = codec.AddrIPv4([4]byte{127, 0, 0, 1}, 0)
 	ts, err := newTaskStep(&Config{NodeName: "n1", ClusterName: "anchor", ConfPath: "/etc/slurm.conf",
 		Controllers: []string{"localhost:6817"}, SelectPluginID: 109}, &req, slog.New(slog.DiscardHandler))
@@ -327,4 +297,40 @@ func TestTaskEnvMatchesRealSlurm(t *testing.T) {
 	if lim.Umask != 0o022 || len(lim.RLimits) != 10 {
 		t.Errorf("limits %+v", lim)
 	}
+}
+
+// capturedTaskLaunch is the REQUEST_LAUNCH_TASKS real srun 22.05 sent for
+// `srun -N1 -w n1 hostname`.
+func capturedTaskLaunch(t *testing.T) msg.LaunchTasksRequest {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/launch_tasks_22.05.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, _ := msg.Registry().Lookup(msgtype.REQUEST_LAUNCH_TASKS)
+	v, err := bc.Decode(pack.NewReader(raw), codec.Version2205)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(msg.LaunchTasksRequest)
+}
+
+// signedLaunch is capturedTaskLaunch for a new job id, with a credential for
+// the rig's user signed with the test key.
+func signedLaunch(t *testing.T, r *rig) (msg.LaunchTasksRequest, uint32, *jobcred.Credential) {
+	t.Helper()
+	req := capturedTaskLaunch(t)
+	jobID := nextJob.Add(1)
+	body := req.Cred.Body
+	body.StepID.JobID = jobID
+	body.UID, body.GID, body.GIDs, body.PwName = r.uid, r.gid, []uint32{r.gid}, jobcred.Str(r.user)
+	signer, err := jobcred.NewHMACSigner(jobcred.HMACKey{Secret: bytes.Repeat([]byte("k"), 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := jobcred.Create(context.Background(), body, jobcred.Version2205, signer, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req, jobID, cred
 }
