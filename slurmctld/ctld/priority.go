@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -116,9 +117,13 @@ func (c *Controller) AttachPriority(o PriorityOptions) error {
 			c.log.Error("PriorityWeightFairshare can only be used with SlurmDBD, ignoring")
 		}
 	}
+	if hasFlag(cfg.Conf.DebugFlags, "Priority") {
+		p.OnArray = c.logPriorityArray
+	}
 	c.mu.Lock()
 	jc := c.jobs
 	jc.m.SetPriority(p)
+	c.syncBilling()
 	cl, err := c.jobCluster()
 	if err != nil {
 		jc.m.SetPriority(nil)
@@ -137,7 +142,8 @@ func (c *Controller) AttachPriority(o PriorityOptions) error {
 	}
 	c.mu.Unlock()
 	for _, t := range []msgtype.Type{msgtype.REQUEST_SUBMIT_BATCH_JOB, msgtype.REQUEST_RESOURCE_ALLOCATION,
-		msgtype.REQUEST_JOB_REQUEUE, msgtype.REQUEST_UPDATE_JOB} {
+		msgtype.REQUEST_JOB_REQUEUE, msgtype.REQUEST_UPDATE_JOB,
+		msgtype.REQUEST_UPDATE_PARTITION, msgtype.REQUEST_CREATE_PARTITION, msgtype.REQUEST_DELETE_PARTITION} {
 		c.prioritizeAfter(t)
 	}
 	c.savePriority(o.StateFile)
@@ -148,7 +154,8 @@ func (c *Controller) AttachPriority(o PriorityOptions) error {
 // prioritizeAfter wraps the handler of t: once it has run, the job it
 // created (submit, allocation), the jobs it named (update: recomputed
 // whatever changed) or the jobs given a priority elsewhere (requeue) get
-// their multifactor priority, before the reply is sent.
+// their multifactor priority, before the reply is sent. After a
+// partition change, the partitions' TRESBillingWeights are read again.
 func (c *Controller) prioritizeAfter(t msgtype.Type) {
 	c.muxMu.Lock()
 	defer c.muxMu.Unlock()
@@ -172,6 +179,7 @@ func (c *Controller) updatePriorities(t msgtype.Type, r *server.Request, resp *s
 		return
 	}
 	m, now := c.jobs.m, c.now().Unix()
+	c.syncBilling()
 	switch t {
 	case msgtype.REQUEST_SUBMIT_BATCH_JOB:
 		if b, ok := resp.Body.(*msg.SubmitResponse); ok {
@@ -204,6 +212,11 @@ func (c *Controller) reconfigPriority(nc *Config) error {
 	if err := p.Reconfigure(nc.Priority); err != nil {
 		return err
 	}
+	p.OnArray = nil
+	if hasFlag(nc.Conf.DebugFlags, "Priority") {
+		p.OnArray = c.logPriorityArray
+	}
+	c.syncBilling()
 	cl, err := c.jobCluster()
 	if err != nil {
 		return err
@@ -257,7 +270,47 @@ func (c *Controller) PriorityPass() {
 		c.log.Error(fmt.Sprintf("priority: %v", err))
 		return
 	}
+	c.syncBilling()
 	c.jobs.m.PriorityDecay(cl, c.now().Unix())
+}
+
+// syncBilling gives the job manager the partitions' TRESBillingWeights
+// as they stand (scontrol update partition changes them). Called under
+// the lock.
+func (c *Controller) syncBilling() {
+	w := map[string]string{}
+	for _, p := range c.parts {
+		if p.Conf != nil && p.Conf.TRESBillingWeights != "" {
+			w[p.Name] = p.Conf.TRESBillingWeights
+		}
+	}
+	if err := c.jobs.m.SetBillingWeights(w); err != nil {
+		c.log.Error(fmt.Sprintf("TRESBillingWeights: %v", err))
+	}
+}
+
+// logPriorityArray logs a job's priority in each of its partitions, as
+// the multifactor plugin does with DebugFlags=Priority.
+func (c *Controller) logPriorityArray(j *jobs.Job, a []jobs.PartitionPriority) {
+	var b strings.Builder
+	for i, e := range a {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", e.Partition, e.Priority)
+	}
+	c.log.Log(context.Background(), levelVerbose, fmt.Sprintf("PRIO: %s multi-partition priorities: %s", jobLogID(j), b.String()))
+}
+
+// jobLogID is a job as Slurm's %pJ prints it.
+func jobLogID(j *jobs.Job) string {
+	if j.ArrayJobID != 0 && j.ArrayTaskID != jobs.NoVal {
+		return fmt.Sprintf("JobId=%d_%d(%d)", j.ArrayJobID, j.ArrayTaskID, j.ID)
+	}
+	if j.ArrayJobID != 0 {
+		return fmt.Sprintf("JobId=%d_*", j.ArrayJobID)
+	}
+	return fmt.Sprintf("JobId=%d", j.ID)
 }
 
 // savePriority writes the usage file when the usage changed since the

@@ -1,9 +1,12 @@
 package jobs
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
 
 // Info converts a job record to RESPONSE_JOB_INFO's record, with the
@@ -77,6 +80,11 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		if j.PartitionReq != "" {
 			ji.Partition = ns(j.PartitionReq)
 		}
+		if names := tierOrder(j, cl); tierSorted(j, names) {
+			// The priority plugin sorted the job's partitions by
+			// PriorityTier; the list shows that order.
+			ji.Partition = ns(strings.Join(names, ","))
+		}
 		ji.Features = ns(j.Features)
 		ji.StartTime, ji.EndTime = pendingTimes(j, ji.TimeLimit, now)
 		m.requestedCounts(j, cl, &ji)
@@ -114,9 +122,9 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		if showFlags&msg.ShowDetail != 0 {
 			ji.JobResrcs = m.jobResources(j, cl)
 		}
-		ji.BillableTres = msg.PackDouble(float64(j.TotalCPUs))
+		ji.BillableTres = msg.PackDouble(m.billable(j))
 		ji.TresReqStr = ns(m.tresReq(j, cl))
-		ji.TresAllocStr = ns(tresAlloc(j))
+		ji.TresAllocStr = ns(m.tresAlloc(j))
 	}
 	return ji
 }
@@ -212,27 +220,41 @@ func memStr(mb uint64) string {
 	return strconv.FormatUint(mb, 10) + "M"
 }
 
-// tresReq is tres_req_str: cpu, mem, node and billing as requested. Memory
-// unset means a whole node's (the largest of the job's partition).
+// tresReq is tres_req_str: cpu, mem, node and billing as requested.
 func (m *Manager) tresReq(j *Job, cl *Cluster) string {
-	nodes := j.MinNodes
-	if nodes == NoVal || nodes == 0 {
-		nodes = 1
+	cpus, mem, nodes, billing := m.reqTRES(j, cl)
+	s := "cpu=" + strconv.FormatUint(cpus, 10)
+	if mem != 0 {
+		s += ",mem=" + memStr(mem)
 	}
-	cpus := j.MinCPUs
+	return s + ",node=" + strconv.FormatUint(nodes, 10) + ",billing=" + strconv.FormatUint(billing, 10)
+}
+
+// reqTRES is tres_req_cnt: the CPUs, memory (MB), nodes and billing a
+// job asked for (CPUs: allocated once it has them). Memory unset means a
+// whole node's (the largest of the job's partition). Billing applies the
+// partition's TRESBillingWeights (the first one asked for while pending),
+// truncated as Slurm stores it.
+func (m *Manager) reqTRES(j *Job, cl *Cluster) (cpus, mem, nodes, billing uint64) {
+	n := j.MinNodes
+	if n == NoVal || n == 0 {
+		n = 1
+	}
+	nodes = uint64(n)
+	c := j.MinCPUs
 	if (j.Running() || j.Finished()) && !neverAllocated(j) {
-		cpus = j.TotalCPUs
+		c = j.TotalCPUs
 	}
-	if cpus == NoVal || cpus == 0 {
-		cpus = nodes
+	if c == NoVal || c == 0 {
+		c = n
 	}
-	var mem uint64
+	cpus = uint64(c)
+	name := j.Partition
+	if name == "" && len(j.Partitions) > 0 {
+		name = j.Partitions[0]
+	}
 	switch {
 	case j.PnMinMemory == NoVal64 || j.PnMinMemory == 0:
-		name := j.Partition
-		if name == "" && len(j.Partitions) > 0 {
-			name = j.Partitions[0]
-		}
 		if p := cl.partition(name); p != nil {
 			for _, i := range p.Nodes {
 				if i < len(cl.Nodes) && cl.Nodes[i].RealMemory > mem {
@@ -240,30 +262,27 @@ func (m *Manager) tresReq(j *Job, cl *Cluster) string {
 				}
 			}
 		}
-		mem *= uint64(nodes)
+		mem *= nodes
 	case j.PnMinMemory&memPerCPU != 0:
-		mem = (j.PnMinMemory &^ memPerCPU) * uint64(cpus)
+		mem = (j.PnMinMemory &^ memPerCPU) * cpus
 	default:
-		mem = j.PnMinMemory * uint64(nodes)
+		mem = j.PnMinMemory * nodes
 	}
-	s := "cpu=" + strconv.FormatUint(uint64(cpus), 10)
-	if mem != 0 {
-		s += ",mem=" + memStr(mem)
+	billing = cpus
+	if w := m.weights(name); w != nil {
+		billing = uint64(priority.Billing(map[string]uint64{"cpu": cpus, "mem": mem, "node": nodes}, w, m.maxTRES()))
 	}
-	return s + ",node=" + strconv.FormatUint(uint64(nodes), 10) + ",billing=" + strconv.FormatUint(uint64(cpus), 10)
+	return cpus, mem, nodes, billing
 }
 
 // tresAlloc is tres_alloc_str: what the job holds.
-func tresAlloc(j *Job) string {
-	var mem uint64
-	for _, v := range j.NodeMem {
-		mem += v
+func (m *Manager) tresAlloc(j *Job) string {
+	t := allocCounts(j)
+	s := "cpu=" + strconv.FormatUint(t["cpu"], 10)
+	if t["mem"] != 0 {
+		s += ",mem=" + memStr(t["mem"])
 	}
-	s := "cpu=" + strconv.FormatUint(uint64(j.TotalCPUs), 10)
-	if mem != 0 {
-		s += ",mem=" + memStr(mem)
-	}
-	return s + ",node=" + strconv.Itoa(len(j.Nodes)) + ",billing=" + strconv.FormatUint(uint64(j.TotalCPUs), 10)
+	return s + ",node=" + strconv.FormatUint(t["node"], 10) + ",billing=" + strconv.FormatUint(uint64(m.billable(j)), 10)
 }
 
 func zeroIfNoVal(v uint32) uint32 {
@@ -271,4 +290,21 @@ func zeroIfNoVal(v uint32) uint32 {
 		return 0
 	}
 	return v
+}
+
+// tierSorted reports whether names, a job's partitions in PriorityTier
+// order (tierOrder), differ in order from the ones it asked for.
+func tierSorted(j *Job, names []string) bool {
+	if len(names) < 2 {
+		return false
+	}
+	i := 0
+	for _, name := range j.Partitions {
+		if i < len(names) && names[i] == name {
+			i++
+		} else if !slices.Contains(names[:i], name) {
+			return true
+		}
+	}
+	return false
 }

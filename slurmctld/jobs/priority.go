@@ -1,7 +1,10 @@
 package jobs
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/goslurm/goslurm/conf"
@@ -12,8 +15,9 @@ import (
 // Priority is priority/multifactor wired to the job table: it recomputes
 // pending jobs' priorities (at submit, on changes and every
 // PriorityCalcPeriod) and, with the fair-share tracker, charges running
-// jobs' CPU-seconds to their user and account as Slurm's decay thread
-// does. Without a Priority the manager keeps priority/basic.
+// jobs' billing-seconds (TRESBillingWeights applied) to their user and
+// account as Slurm's decay thread does. Without a Priority the manager
+// keeps priority/basic.
 //
 // Like the Manager, it is not safe for concurrent use: every call happens
 // under the controller's lock.
@@ -31,9 +35,25 @@ type Priority struct {
 	lastRan int64
 	// ended holds jobs charged for the end of their run (id -> the start
 	// time of that run), so they are charged once.
-	ended map[uint32]int64
-	dirty bool           // usage changed since State
-	loc   *time.Location // calendar of PriorityUsageResetPeriod
+	ended   map[uint32]int64
+	billing map[string]billingWeights // partition -> TRESBillingWeights
+	dirty   bool                      // usage changed since State
+	loc     *time.Location            // calendar of PriorityUsageResetPeriod
+
+	// arrays holds the priority_array of the pending jobs submitted to
+	// several partitions: their priority in each, in the order Slurm
+	// keeps them (PriorityTier, highest first).
+	arrays map[uint32][]PartitionPriority
+
+	// OnArray, when set, is called with each priority_array computed
+	// (slurmctld logs them with DebugFlags=Priority).
+	OnArray func(j *Job, a []PartitionPriority)
+}
+
+// PartitionPriority is one element of a job's priority_array.
+type PartitionPriority struct {
+	Partition string
+	Priority  uint32
 }
 
 // NewPriority returns priority/multifactor for cfg. With track set, a
@@ -41,7 +61,7 @@ type Priority struct {
 // apply; without it both weights are zero, as Slurm 22.05 does without
 // slurmdbd. st, when not nil, is the tracker's saved state.
 func NewPriority(cfg priority.Config, track bool, st *PriorityState) (*Priority, error) {
-	p := &Priority{computed: map[uint32]uint32{}, ended: map[uint32]int64{}}
+	p := &Priority{computed: map[uint32]uint32{}, ended: map[uint32]int64{}, arrays: map[uint32][]PartitionPriority{}}
 	if !track {
 		cfg.WeightAge, cfg.WeightFairshare = 0, 0
 	}
@@ -182,7 +202,7 @@ func (m *Manager) PriorityDecay(cl *Cluster, now int64) int {
 		if p.lastRan != 0 && now > p.lastRan {
 			for _, j := range m.Jobs() {
 				if j.Running() && j.StartTime != 0 {
-					p.charge(j, max(j.StartTime, p.lastRan), now, now)
+					m.charge(p, j, max(j.StartTime, p.lastRan), now, now)
 				}
 			}
 		}
@@ -214,7 +234,7 @@ func (p *Priority) chargeEnded(m *Manager, now int64) {
 			continue
 		}
 		p.ended[j.ID] = j.StartTime
-		p.charge(j, max(j.StartTime, p.lastRan), min(j.EndTime, now), p.lastRan)
+		m.charge(p, j, max(j.StartTime, p.lastRan), min(j.EndTime, now), p.lastRan)
 		p.dirty = true
 	}
 }
@@ -229,20 +249,22 @@ func (p *Priority) pruneEnded(m *Manager) {
 	}
 }
 
-// charge adds the job's CPU-seconds over [from, to] as _apply_new_usage
-// does: the run's billing (its CPUs; TRESBillingWeights are not applied)
+// charge adds the job's billing-seconds over [from, to] as
+// _apply_new_usage does: the run's billable TRES (its partition's
+// TRESBillingWeights applied to what it holds, its CPUs without weights)
 // times the seconds, decayed over those seconds, added to the usage as
 // it stands at time at (the tracker's clock: the last Decay).
-func (p *Priority) charge(j *Job, from, to, at int64) {
+func (m *Manager) charge(p *Priority, j *Job, from, to, at int64) {
 	if to <= from || j.TotalCPUs == 0 {
 		return
 	}
+	bill := m.billable(j)
 	d := float64(to - from)
 	f := 1.0
 	if p.cfg.DecayHalfLife != 0 {
 		f = math.Pow(priority.DecayFactor(p.cfg.DecayHalfLife), d)
 	}
-	p.usage.Charge(j.UserName, j.Account, float64(j.TotalCPUs)*d*f, at)
+	p.usage.Charge(j.UserName, j.Account, bill*d*f, at)
 }
 
 // UpdateJobPriorities gives the listed jobs their priority (the job a
@@ -339,6 +361,11 @@ func (m *Manager) reprioritize(p *Priority, cl *Cluster, now int64, all bool) in
 				delete(p.computed, id)
 			}
 		}
+		for id := range p.arrays {
+			if m.jobs[id] == nil {
+				delete(p.arrays, id)
+			}
+		}
 	}
 	if changed > 0 {
 		m.lastUpdate = now
@@ -355,6 +382,7 @@ func (m *Manager) prioritize(p *Priority, r *run, j *Job, cl *Cluster, now int64
 	eligible := j.Pending() || calcRunning && j.Running() && all
 	if !eligible || j.Priority == 0 || j.Hold != HoldNone || j.AdminPrio {
 		delete(p.computed, j.ID)
+		delete(p.arrays, j.ID)
 		return false
 	}
 	prev, ours := p.computed[j.ID]
@@ -369,11 +397,12 @@ func (m *Manager) prioritize(p *Priority, r *run, j *Job, cl *Cluster, now int64
 	name := jobPartition(j)
 	pp, ok := r.parts[name]
 	if !ok {
-		pp = partitionOf(cl, name)
+		pp = m.prioPartition(cl, name)
 		r.parts[name] = pp
 	}
 	v := p.mf.Priority(&pj, pp, now)
 	p.computed[j.ID] = v
+	m.prioritizeParts(p, r, j, &pj, pp, cl, now)
 	if v == j.Priority {
 		return false
 	}
@@ -407,16 +436,17 @@ func (m *Manager) priorityJob(j *Job, cl *Cluster, p *Priority) priority.Job {
 		pj.CPUs = j.MinCPUs
 	}
 	if len(p.cfg.WeightTRES) != 0 {
-		pj.TRES = jobTRES(j, pj, cl)
+		pj.TRES = m.jobTRES(j, pj, cl)
 	}
 	return pj
 }
 
-// jobTRES is the job's cpu, mem (MB) and node counts: allocated once
-// running, else requested, the memory as job_get_tres_mem estimates it
-// (a request of 0, or none without a default, is the memory of the
-// partition's first node). GRES are not counted yet.
-func jobTRES(j *Job, pj priority.Job, cl *Cluster) map[string]uint64 {
+// jobTRES is the job's cpu, mem (MB), node and billing counts:
+// allocated once running, else requested, the memory as
+// job_get_tres_mem estimates it (a request of 0, or none without a
+// default, is the memory of the partition's first node), billing as
+// scontrol show job shows it. GRES are not counted yet.
+func (m *Manager) jobTRES(j *Job, pj priority.Job, cl *Cluster) map[string]uint64 {
 	t := map[string]uint64{"cpu": uint64(pj.CPUs), "node": uint64(pj.MinNodes)}
 	if len(j.Nodes) > 0 {
 		t["node"] = uint64(len(j.Nodes))
@@ -425,8 +455,10 @@ func jobTRES(j *Job, pj priority.Job, cl *Cluster) map[string]uint64 {
 			mem += v
 		}
 		t["mem"] = mem
+		t["billing"] = uint64(m.billable(j))
 		return t
 	}
+	_, _, _, t["billing"] = m.reqTRES(j, cl)
 	sp := cl.partition(jobPartition(j))
 	mem := j.PnMinMemory
 	if mem == NoVal64 {
@@ -494,8 +526,10 @@ func clusterOf(cl *Cluster) priority.Cluster {
 	return c
 }
 
-// partitionOf is the multifactor view of a partition, nil if unknown.
-func partitionOf(cl *Cluster, name string) *priority.Partition {
+// prioPartition is the multifactor view of a partition, nil if unknown:
+// its factor, MaxTime and TRES totals, billing being its
+// TRESBillingWeights applied to the totals (its CPUs without weights).
+func (m *Manager) prioPartition(cl *Cluster, name string) *priority.Partition {
 	sp := cl.partition(name)
 	if sp == nil {
 		return nil
@@ -516,5 +550,187 @@ func partitionOf(cl *Cluster, name string) *priority.Partition {
 			}
 		}
 	}
+	pp.TRES["billing"] = uint64(priority.Billing(pp.TRES, m.weights(name), m.maxTRES()))
 	return pp
+}
+
+// prioritizeParts computes the priority_array of a pending job submitted
+// to several partitions (after its own priority, pj and own being its
+// view and its partition's); other jobs have none.
+func (m *Manager) prioritizeParts(p *Priority, r *run, j *Job, pj *priority.Job, own *priority.Partition, cl *Cluster, now int64) {
+	names := tierOrder(j, cl)
+	if !j.Pending() || len(names) < 2 {
+		delete(p.arrays, j.ID)
+		return
+	}
+	parts := make([]*priority.Partition, len(names))
+	for i, name := range names {
+		pp, ok := r.parts[name]
+		if !ok {
+			pp = m.prioPartition(cl, name)
+			r.parts[name] = pp
+		}
+		parts[i] = pp
+	}
+	var prev []uint32
+	if old := p.arrays[j.ID]; len(old) == len(names) {
+		for i, e := range old {
+			if e.Partition != names[i] {
+				prev = nil
+				break
+			}
+			prev = append(prev, e.Priority)
+		}
+	}
+	vals := p.mf.PriorityArray(pj, own, parts, prev, now)
+	a := make([]PartitionPriority, len(names))
+	for i, name := range names {
+		a[i] = PartitionPriority{Partition: name, Priority: vals[i]}
+	}
+	p.arrays[j.ID] = a
+	if p.OnArray != nil {
+		p.OnArray(j, a)
+	}
+}
+
+// tierOrder is a job's part_ptr_list: the partitions it asked for that
+// exist, each once, sorted by PriorityTier (highest first, ties in the
+// order given), as the priority plugin sorts them.
+func tierOrder(j *Job, cl *Cluster) []string {
+	type tp struct {
+		name string
+		tier uint16
+	}
+	var l []tp
+	for _, name := range j.Partitions {
+		sp := cl.partition(name)
+		if sp == nil || slices.ContainsFunc(l, func(x tp) bool { return x.name == name }) {
+			continue
+		}
+		l = append(l, tp{name, sp.PriorityTier})
+	}
+	slices.SortStableFunc(l, func(a, b tp) int { return int(b.tier) - int(a.tier) })
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i] = x.name
+	}
+	return out
+}
+
+// PartitionArray is j's priority_array: its priority in each partition
+// it may run in, in PriorityTier order; nil when it has none (not
+// pending in several partitions, held, operator-set priority, or
+// priority/basic), when j.Priority applies in every partition.
+func (m *Manager) PartitionArray(j *Job) []PartitionPriority {
+	p := m.Priority()
+	if p == nil {
+		return nil
+	}
+	a := p.arrays[j.ID]
+	if v, ok := p.computed[j.ID]; a == nil || !ok || v != j.Priority {
+		// Its priority was set elsewhere since (hold, operator):
+		// Slurm sets every element to it then.
+		return nil
+	}
+	return a
+}
+
+// PartitionPriorities gives j's priority in each of j.Partitions (same
+// order), the value the scheduler orders the job by when it considers it
+// in that partition: its priority_array element, j.Priority without one.
+// nil means j.Priority everywhere.
+func (m *Manager) PartitionPriorities(j *Job) []uint32 {
+	a := m.PartitionArray(j)
+	if a == nil {
+		return nil
+	}
+	out := make([]uint32, len(j.Partitions))
+	for i, name := range j.Partitions {
+		out[i] = j.Priority
+		for _, e := range a {
+			if e.Partition == name {
+				out[i] = e.Priority
+			}
+		}
+	}
+	return out
+}
+
+// billingWeights is one partition's parsed TRESBillingWeights.
+type billingWeights struct {
+	str string
+	w   map[string]float64 // nil: bill CPUs
+}
+
+// SetBillingWeights installs the partitions' TRESBillingWeights (name to
+// the slurm.conf string; a partition not named has none), which set the
+// billing TRES of jobs (scontrol show job) and what a running job is
+// charged for fair-share. They only apply with priority/multifactor
+// installed (SetPriority). A string that does not parse leaves its
+// partition without weights; the errors are returned joined.
+func (m *Manager) SetBillingWeights(weights map[string]string) error {
+	p := m.Priority()
+	if p == nil {
+		return nil
+	}
+	next := map[string]billingWeights{}
+	changed := len(weights) != len(p.billing)
+	var errs []error
+	for name, str := range weights {
+		if old, ok := p.billing[name]; ok && old.str == str {
+			next[name] = old
+			continue
+		}
+		changed = true
+		w, err := priority.ParseBillingWeights(str)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("partition %s: %w", name, err))
+			w = nil
+		}
+		next[name] = billingWeights{str: str, w: w}
+	}
+	p.billing = next
+	if changed {
+		// Packed job records show billing: drop the cached ones.
+		m.info = nil
+	}
+	return errors.Join(errs...)
+}
+
+// weights is the TRESBillingWeights of partition name (nil: none).
+func (m *Manager) weights(name string) map[string]float64 {
+	if p := m.Priority(); p != nil {
+		return p.billing[name].w
+	}
+	return nil
+}
+
+// maxTRES reports PriorityFlags=MAX_TRES.
+func (m *Manager) maxTRES() bool {
+	p := m.Priority()
+	return p != nil && p.cfg.Flags&conf.PriorityMaxTRES != 0
+}
+
+// billable is calc_job_billable_tres: what a job that holds nodes is
+// billed per second, its partition's weights applied to what it holds
+// (its CPU count without weights); 0 before it holds anything.
+func (m *Manager) billable(j *Job) float64 {
+	if j.TotalCPUs == 0 {
+		return 0
+	}
+	w := m.weights(j.Partition)
+	if w == nil {
+		return float64(j.TotalCPUs)
+	}
+	return priority.Billing(allocCounts(j), w, m.maxTRES())
+}
+
+// allocCounts is tres_alloc_cnt: the CPUs, memory (MB) and nodes a job
+// holds.
+func allocCounts(j *Job) map[string]uint64 {
+	var mem uint64
+	for _, v := range j.NodeMem {
+		mem += v
+	}
+	return map[string]uint64{"cpu": uint64(j.TotalCPUs), "mem": mem, "node": uint64(len(j.Nodes))}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goslurm/goslurm/slurmctld/sched"
 	"github.com/goslurm/goslurm/testsuite/ctldharness"
 )
 
@@ -190,5 +192,205 @@ func TestSlurmctldPriorityUsageRestart(t *testing.T) {
 	// Fair Tree: two users, the one with usage ranks 1 of 2.
 	if a, b := prio[strconv.Itoa(int(mine))], prio[strconv.Itoa(int(theirs))]; a != "50000" || b != "100000" {
 		t.Errorf("priorities: root's job %s, nobody's %s; want 50000 and 100000\n%s", a, b, out)
+	}
+}
+
+// prioArrayRE is the line the multifactor plugin logs with
+// DebugFlags=Priority for a job in several partitions.
+var prioArrayRE = regexp.MustCompile(`(JobId=\S+) multi-partition priorities: (.*)`)
+
+// prioArrays is the last priority_array logged for each job, sorted by
+// job.
+func prioArrays(c *ctldharness.Cluster) string {
+	data, _ := os.ReadFile(filepath.Join(c.Dir, "log", "slurmctld.stdout"))
+	last := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if m := prioArrayRE.FindStringSubmatch(l); m != nil {
+			last[m[1]] = strings.TrimSpace(m[2])
+		}
+	}
+	var out []string
+	for id, a := range last {
+		out = append(out, id+" "+a)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n") + "\n"
+}
+
+var prioTRESRE = regexp.MustCompile(`(JobId|Priority|Partition|TRES)=(\S+)`)
+
+// prioCase is one configuration of the multi-partition and billing
+// differential test: jobs submitted with --begin in an hour unless run
+// is set, then what squeue, scontrol and the priority log say.
+type prioCase struct {
+	name  string
+	extra []string
+	parts []string
+	jobs  [][]string
+	run   [][]string // jobs that start at once (ids after jobs)
+}
+
+func (pc prioCase) collect(t *testing.T, c *ctldharness.Cluster) (squeue, scontrol, arrays string) {
+	t.Helper()
+	for _, j := range pc.jobs {
+		ctldSbatch(t, c, append([]string{"--begin=now+1hour", "-o", "/dev/null", "--wrap", "true"}, j...)...)
+	}
+	for _, j := range pc.run {
+		id := ctldSbatch(t, c, append([]string{"-o", "/dev/null", "--wrap", "sleep 300"}, j...)...)
+		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+	}
+	squeue = ctldRun(c, "squeue", "-h", "-o", "%i %Q %P %T")
+	lines := strings.Split(strings.TrimSpace(squeue), "\n")
+	sort.Strings(lines)
+	squeue = strings.Join(lines, "\n") + "\n"
+	var b strings.Builder
+	for id := 1; id <= len(pc.jobs)+len(pc.run); id++ {
+		out := ctldRun(c, "scontrol", "show", "job", strconv.Itoa(id))
+		for _, m := range prioTRESRE.FindAllStringSubmatch(out, -1) {
+			b.WriteString(m[0] + " ")
+		}
+		b.WriteString("\n")
+	}
+	return squeue, b.String(), prioArrays(c)
+}
+
+// TestSlurmctldPriorityPartitions: a job submitted to several partitions
+// gets a priority in each (priority_array: the partition factor and the
+// TRES factor are each partition's, in PriorityTier order), as real
+// slurmctld logs them with DebugFlags=Priority; its own priority (squeue
+// %Q) is the first partition's. Partitions' TRESBillingWeights set the
+// billing TRES of pending and running jobs (scontrol show job TRES=),
+// with PriorityFlags=MAX_TRES too, and PriorityWeightTRES=billing weighs
+// it over the partition's billing total.
+func TestSlurmctldPriorityPartitions(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	base := []string{
+		"PriorityType=priority/multifactor",
+		"PriorityWeightJobSize=100000",
+		"PriorityWeightPartition=50000",
+		"SlurmctldDebug=verbose",
+		"DebugFlags=Priority",
+	}
+	multiJobs := [][]string{
+		{"-p", "debug,hi", "-n1"},
+		{"-p", "hi,debug,lo", "-N2", "-n4"},
+		{"-p", "lo,hi", "--nice=100", "-n2"},
+		{"-p", "hi,hi", "-n1"},
+		{"-p", "debug,lo", "--mem=1000", "-n3"},
+		{"-p", "lo,debug", "--mem-per-cpu=300", "-N2", "-n6", "-t", "20"},
+		{"-p", "hi", "-n2"},
+	}
+	billingParts := []string{
+		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP TRESBillingWeights=CPU=1.5,Mem=0.5G",
+		"PartitionName=hi Nodes=n[1-2] PriorityJobFactor=4 MaxTime=120 State=UP TRESBillingWeights=CPU=2,Mem=1G,Node=3",
+		"PartitionName=lo Nodes=n[3-4] PriorityJobFactor=2 PriorityTier=3 State=UP",
+	}
+	for _, pc := range []prioCase{
+		{name: "multiPartition",
+			extra: []string{"PriorityWeightTRES=CPU=3000,Mem=2000,Node=500"},
+			parts: []string{
+				"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+				"PartitionName=hi Nodes=n[1-2] PriorityJobFactor=4 MaxTime=120 State=UP",
+				"PartitionName=lo Nodes=n[3-4] PriorityJobFactor=2 PriorityTier=3 State=UP",
+			},
+			jobs: multiJobs},
+		{name: "billing",
+			extra: []string{"PriorityWeightTRES=CPU=1000,Billing=7000"},
+			parts: billingParts, jobs: multiJobs,
+			run: [][]string{{"-p", "hi", "-N1", "-n2", "--mem=1500"}, {"-p", "lo", "-n3"}, {"-n1", "--mem=100"}}},
+		{name: "billingMaxTRES",
+			extra: []string{"PriorityWeightTRES=Mem=3000,Billing=7000", "PriorityFlags=MAX_TRES"},
+			parts: billingParts, jobs: multiJobs,
+			run: [][]string{{"-p", "hi", "-N1", "-n2", "--mem=1500"}, {"-n1", "--mem=100"}}},
+	} {
+		t.Run(pc.name, func(t *testing.T) {
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 8, RealMemory: 4000,
+				ExtraConf: append(append([]string{}, base...), pc.extra...), Partitions: pc.parts})
+			c.Start(real, "-c", "-i")
+			wantQ, wantS, wantA := pc.collect(t, c)
+			c.Stop()
+
+			c.Start(ours, "-c")
+			gotQ, gotS, gotA := pc.collect(t, c)
+			c.Stop()
+
+			t.Logf("real squeue:\n%s\nreal arrays:\n%s", wantQ, wantA)
+			if wantQ != gotQ {
+				t.Errorf("squeue -o '%%i %%Q %%P %%T':\n--- real slurmctld\n%s--- ours\n%s", wantQ, gotQ)
+			}
+			if wantS != gotS {
+				t.Errorf("scontrol show job:\n--- real slurmctld\n%s--- ours\n%s", wantS, gotS)
+			}
+			if wantA != gotA {
+				t.Errorf("multi-partition priorities:\n--- real slurmctld\n%s--- ours\n%s", wantA, gotA)
+			}
+		})
+	}
+}
+
+// prioSchedOrder runs the partition-order scenario: a job in two
+// partitions whose priority is higher in the second, and a job in the
+// first only whose priority falls between the two, wait for a node a
+// third job holds; when it ends, the scheduler considers each job in
+// each partition at its priority there. It returns the two jobs'
+// states and partitions once one runs.
+func prioSchedOrder(t *testing.T, c *ctldharness.Cluster) string {
+	t.Helper()
+	blocker := ctldSbatch(t, c, "-p", "a", "-n8", "-o", "/dev/null", "--wrap", "sleep 300")
+	ctldWaitJob(t, c, blocker, 60*time.Second, "RUNNING")
+	multi := ctldSbatch(t, c, "-p", "a,b", "-n8", "-o", "/dev/null", "--wrap", "sleep 300")
+	single := ctldSbatch(t, c, "-p", "a", "-n8", "--nice=-50000", "-o", "/dev/null", "--wrap", "sleep 300")
+	before := ctldRun(c, "squeue", "-h", "-o", "%i %Q %P %T")
+	if out, errOut, err := c.Run("scancel", strconv.Itoa(int(blocker))); err != nil {
+		t.Fatalf("scancel: %v\n%s%s", err, out, errOut)
+	}
+	var out string
+	err := c.Poll(60*time.Second, func() bool {
+		out = ctldRun(c, "squeue", "-h", "-j", strconv.Itoa(int(multi))+","+strconv.Itoa(int(single)), "-o", "%i %P %T")
+		return strings.Contains(out, "RUNNING")
+	})
+	if err != nil {
+		t.Fatalf("neither job started: %v\nbefore:\n%s\nnow:\n%s", err, before, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestSlurmctldPrioritySchedulesByPartition: the scheduler orders a job
+// submitted to several partitions by its priority in each (Slurm's
+// priority_array): job 2 (partitions a,b; 10000 in a, 100000 in b)
+// starts in b before job 3 (a only, 60000), under real slurmctld and
+// ours.
+func TestSlurmctldPrioritySchedulesByPartition(t *testing.T) {
+	if _, ok := reflect.TypeOf(sched.Job{}).FieldByName("PartitionPriorities"); !ok {
+		// The queue reads sched.Job.PartitionPriorities (filled from
+		// jobs.Manager.PartitionPriorities); until it does, ours orders
+		// the job by one priority and starts job 3.
+		t.Skip("the scheduler does not order jobs by their priority in each partition yet (sched.Job.PartitionPriorities)")
+	}
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 8, RealMemory: 4000,
+		ExtraConf: []string{
+			"PriorityType=priority/multifactor",
+			"PriorityWeightPartition=100000",
+		},
+		Partitions: []string{
+			"PartitionName=a Nodes=ALL Default=YES PriorityJobFactor=1 State=UP",
+			"PartitionName=b Nodes=ALL PriorityJobFactor=10 State=UP",
+		}})
+	c.Start(real, "-c", "-i")
+	want := prioSchedOrder(t, c)
+	c.Stop()
+
+	c.Start(ours, "-c")
+	got := prioSchedOrder(t, c)
+	c.Stop()
+
+	t.Logf("real:\n%s", want)
+	if want != got {
+		t.Errorf("which job started:\n--- real slurmctld\n%s--- ours\n%s", want, got)
 	}
 }

@@ -20,8 +20,13 @@
 //     the normalizations (partition PriorityJobFactor over the largest one,
 //     QOS priority over the largest QOS priority), PriorityFavorSmall,
 //     SMALL_RELATIVE_TO_TIME, ACCRUE_ALWAYS, INCR_ONLY and the NO_NORMAL_*
-//     flags. For a job eligible in several partitions, call Priority once
-//     per partition (Slurm's priority_array).
+//     flags. For a job submitted to several partitions, PriorityArray
+//     gives its priority in each (Slurm's priority_array: the job's own
+//     factors with each partition's partition and TRES parts).
+//   - Billing: the billable TRES of a partition's TRESBillingWeights
+//     (assoc_mgr_tres_weighted, with PriorityFlags=MAX_TRES), which sets
+//     the billing TRES of jobs and partitions and what running jobs are
+//     charged for fair-share.
 //   - Usage: fair-share state. An account tree with users under accounts
 //     (equal shares unless given), charged with billing-seconds, decayed
 //     exponentially with PriorityDecayHalfLife, reset on the

@@ -130,12 +130,8 @@ func (m *Multifactor) Factors(j *Job, p *Partition, now int64) Factors {
 		f.JobSize = m.jobSize(j, p)
 	}
 
-	if p != nil && p.JobFactor != 0 && c.WeightPartition != 0 {
-		if c.Flags&conf.PriorityNoNormalPart != 0 {
-			f.Partition = float64(p.JobFactor)
-		} else {
-			f.Partition = float64(p.JobFactor) / float64(max(m.Cluster.MaxPartitionJobFactor, 1, p.JobFactor))
-		}
+	if c.WeightPartition != 0 {
+		f.Partition = m.partitionFactor(p)
 	}
 
 	if c.WeightAssoc != 0 {
@@ -216,8 +212,8 @@ func (m *Multifactor) jobSize(j *Job, p *Partition) float64 {
 func (m *Multifactor) tresWeighted(j *Job, p *Partition) float64 {
 	sum := 0.0
 	noNormal := m.Config.Flags&conf.PriorityNoNormalTRES != 0
-	for k, w := range m.Config.WeightTRES {
-		v := j.TRES[k]
+	for _, k := range sortedTRES(m.Config.WeightTRES) {
+		w, v := m.Config.WeightTRES[k], j.TRES[k]
 		if noNormal {
 			sum += float64(v) * w
 			continue
@@ -263,6 +259,68 @@ func (m *Multifactor) Priority(j *Job, p *Partition, now int64) uint32 {
 		return j.Previous
 	}
 	return prio
+}
+
+// PriorityArray is the job's priority in each partition of parts, as
+// _get_priority_internal fills priority_array for a job submitted to
+// several partitions: every factor is the job's in its own partition
+// (its age, size, fair-share, ...), but the partition factor and the
+// TRES part (whose denominators are the partition's totals) are each
+// partition's. Each value is clamped like Priority; with INCR_ONLY an
+// element of prev (the array as it was, same order) that is higher is
+// kept. Held jobs get zeros and operator-set priorities that value in
+// every partition, as update_job and the hold do to the array.
+func (m *Multifactor) PriorityArray(j *Job, own *Partition, parts []*Partition, prev []uint32, now int64) []uint32 {
+	out := make([]uint32, len(parts))
+	switch {
+	case j.Held:
+		return out
+	case j.AdminPriority != 0:
+		for i := range out {
+			out[i] = j.AdminPriority
+		}
+		return out
+	}
+	c := &m.Config
+	f := m.Factors(j, own, now)
+	// Slurm's sum for an array element, in its order: the partition
+	// part first, then the job's own weighted factors.
+	rest := func(tres float64) float64 {
+		return f.Age*float64(c.WeightAge) +
+			f.Assoc*float64(c.WeightAssoc) +
+			f.FairShare*float64(c.WeightFairshare) +
+			f.JobSize*float64(c.WeightJobSize) +
+			f.QOS*float64(c.WeightQOS) +
+			tres +
+			float64(f.Site) -
+			float64(f.Nice)
+	}
+	incrOnly := c.Flags&conf.PriorityIncrOnly != 0
+	for i, p := range parts {
+		tres := 0.0
+		if len(c.WeightTRES) != 0 {
+			tres = m.tresWeighted(j, p)
+		}
+		v := Clamp(m.partitionFactor(p)*float64(c.WeightPartition) + rest(tres))
+		if incrOnly && i < len(prev) && prev[i] > v {
+			v = prev[i]
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// partitionFactor is the partition's PriorityJobFactor over the largest
+// one (norm_priority), or the factor itself with NO_NORMAL_PART; 0 for
+// an unknown partition.
+func (m *Multifactor) partitionFactor(p *Partition) float64 {
+	if p == nil {
+		return 0
+	}
+	if m.Config.Flags&conf.PriorityNoNormalPart != 0 {
+		return float64(p.JobFactor)
+	}
+	return float64(p.JobFactor) / float64(max(m.Cluster.MaxPartitionJobFactor, 1, p.JobFactor))
 }
 
 // Clamp turns a weighted sum into a stored priority: below 1 becomes 1
