@@ -79,10 +79,12 @@ const (
 
 // resvRec is one reservation (slurmctld_resv_t, the parts we keep).
 type resvRec struct {
-	ID          uint32
-	Name        string
-	Accounts    string `json:",omitempty"`
-	Users       string `json:",omitempty"`
+	ID       uint32
+	Name     string
+	Accounts string `json:",omitempty"`
+	Users    string `json:",omitempty"`
+	// Groups is Groups=: their members (UIDs) may use the reservation.
+	Groups      string `json:",omitempty"`
 	Partition   string `json:",omitempty"`
 	Features    string `json:",omitempty"`
 	Licenses    string `json:",omitempty"`
@@ -126,6 +128,11 @@ type resvTable struct {
 	saved      uint64 // change written last
 	// flagged: some node carries a flag a reservation set.
 	flagged bool
+	// groupCheck and groupMtime pace resvGroupRefresh: when the
+	// groups' members were last looked at, and the group file's
+	// modification time then.
+	groupCheck int64
+	groupMtime int64
 }
 
 func (t *resvTable) find(name string) *resvRec {
@@ -305,7 +312,10 @@ func splitNames(s string) []string {
 // setUsers and setAccounts install a user or account string on r.
 func (r *resvRec) setUsers(users string) error {
 	if users == "" {
-		r.Users, r.UIDs, r.UsersNot = "", nil, false
+		if r.Groups == "" {
+			r.UIDs, r.UsersNot = nil, false
+		}
+		r.Users = ""
 		return nil
 	}
 	uids, not, err := buildUIDs(users)
@@ -487,20 +497,34 @@ func (c *Controller) resvUsed(name string) bool {
 
 // pickNodes is _select_nodes for whole nodes: count nodes of the
 // partition that are up and available, not in another reservation whose
-// window meets this one (unless MAINT or OVERLAP), and, without
-// IGNORE_JOBS, not running a job that ends after the start; first ones
-// in table order.
-func (c *Controller) pickNodes(p *Partition, count uint32, start, end int64, flags uint64) ([]string, error) {
+// window meets this one (unless MAINT or OVERLAP), with the features
+// asked for, and, without IGNORE_JOBS, not running a job that ends
+// after the start; first ones in table order.
+func (c *Controller) pickNodes(p *Partition, count uint32, start, end int64, flags uint64, feats []resvFeat) ([]string, error) {
 	now := c.now().Unix()
-	var out []string
+	var cand []*Node
 	for _, n := range p.Nodes {
-		if uint32(len(out)) == count {
-			break
-		}
 		if !n.Available() {
 			continue
 		}
 		if flags&(resvMaint|resvOverlap) == 0 && c.inOtherResv(n.Name, start, end, flags, now) {
+			continue
+		}
+		cand = append(cand, n)
+	}
+	var with map[string]bool
+	if len(feats) > 0 {
+		var err error
+		if with, err = featureFilter(feats, cand, count); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, n := range cand {
+		if uint32(len(out)) == count {
+			break
+		}
+		if with != nil && !with[n.Name] {
 			continue
 		}
 		if c.jobOverlap(start, flags, []string{n.Name}, "") {
@@ -600,22 +624,6 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 		return "", resvErr(slurmerr.ESLURM_RESERVATION_USER_GROUP)
 	case !d.Accounts.Valid && !d.Users.Valid && !d.Groups.Valid:
 		return "", resvErr(slurmerr.ESLURM_RESERVATION_EMPTY)
-	case d.Groups.Valid:
-		// get_groups_members needs the group database's member lists;
-		// not done here.
-		return "", resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
-	case d.Licenses.Valid && d.Licenses.Value != "":
-		// No license accounting in this controller: every license name
-		// is invalid, as for a cluster without Licenses=.
-		return "", resvErr(slurmerr.ESLURM_INVALID_LICENSES)
-	case flags&resvTimeFloat != 0 && flags&resvReoccurring != 0:
-		return "", resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
-	case d.CoreCnt != nil:
-		// Core reservations need per-core bookkeeping in the scheduler
-		// that is not there yet.
-		return "", resvErr(slurmerr.ESLURM_INVALID_CPU_COUNT)
-	case d.Features.Valid && d.Features.Value != "":
-		return "", resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
 	}
 	r := &resvRec{Start: start, StartFirst: start, End: end, Duration: d.Duration, Full: true,
 		PurgeCompTime: resvPurgeTime, Watts: d.Watts, BurstBuffer: d.BurstBuffer.Value}
@@ -635,6 +643,28 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 			return "", err
 		}
 	}
+	if d.Groups.Valid {
+		if err := r.setGroups(d.Groups.Value); err != nil {
+			return "", err
+		}
+	}
+	if d.Licenses.Valid && d.Licenses.Value != "" {
+		if err := c.resvLicenses(d.Licenses.Value); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case flags&resvTimeFloat != 0 && flags&resvReoccurring != 0:
+		return "", resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
+	case d.CoreCnt != nil:
+		// Core reservations need per-core bookkeeping in the scheduler
+		// (cores of a node held for some jobs, the rest for others);
+		// refused as Slurm refuses them with a select plugin that
+		// cannot reserve cores.
+		return "", resvErr(slurmerr.ESLURM_INVALID_CPU_COUNT)
+	}
+	// Features select NodeCnt= nodes; with Nodes= they are only kept.
+	r.Features = d.Features.Value
 	switch {
 	case d.NodeList.Valid:
 		flags |= resvSpecNodes
@@ -677,7 +707,14 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 				return "", resvErr(slurmerr.ESLURM_DEFAULT_PARTITION_NOT_SET)
 			}
 		}
-		nodes, err := c.pickNodes(part, count, start, end, flags)
+		var feats []resvFeat
+		if r.Features != "" {
+			var err error
+			if r.Features, feats, err = c.checkResvFeatures(r.Features); err != nil {
+				return "", err
+			}
+		}
+		nodes, err := c.pickNodes(part, count, start, end, flags, feats)
 		if err != nil {
 			return "", err
 		}
@@ -798,16 +835,26 @@ func (c *Controller) updateResv(d *msg.ReservationDesc) error {
 		r.BurstBuffer = d.BurstBuffer.Value
 	}
 	if d.Licenses.Valid && d.Licenses.Value != "" {
-		return resvErr(slurmerr.ESLURM_INVALID_LICENSES)
+		if err := c.resvLicenses(d.Licenses.Value); err != nil {
+			return err
+		}
 	}
 	if d.Features.Valid {
+		// Features= "" clears them; new features would need the nodes
+		// picked again, which Slurm does not do either.
 		if d.Features.Value != "" {
 			return resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
 		}
 		r.Features = ""
 	}
-	if d.Groups.Valid && d.Groups.Value != "" {
-		return resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
+	if d.Groups.Valid {
+		g, err := updateGroups(r.Groups, d.Groups.Value)
+		if err != nil {
+			return err
+		}
+		if err := r.setGroups(g); err != nil {
+			return err
+		}
 	}
 	if d.Users.Valid {
 		s, not, err := updateList(r.Users, r.UsersNot, d.Users.Value)
@@ -819,7 +866,10 @@ func (c *Controller) updateResv(d *msg.ReservationDesc) error {
 		}
 		r.UsersNot = not && s != ""
 	}
-	if r.Users == "" && r.Accounts == "" {
+	if r.Users != "" && r.Groups != "" {
+		return resvErr(slurmerr.ESLURM_RESERVATION_USER_GROUP)
+	}
+	if r.Users == "" && r.Accounts == "" && r.Groups == "" {
 		return resvErr(slurmerr.ESLURM_RESERVATION_EMPTY)
 	}
 	if d.StartTime != noVal32 {
@@ -954,7 +1004,14 @@ func (c *Controller) resizeResv(r *resvRec, count uint32) error {
 	if self != nil {
 		selfNodes, self.Nodes = self.Nodes, nil
 	}
-	more, err := c.pickNodesExcept(p, count-have, r.Start, r.End, r.Flags, saved)
+	var feats []resvFeat
+	if r.Features != "" {
+		var err error
+		if _, feats, err = c.checkResvFeatures(r.Features); err != nil {
+			return err
+		}
+	}
+	more, err := c.pickNodesExcept(p, count-have, r.Start, r.End, r.Flags, saved, feats)
 	if self != nil {
 		self.Nodes = selfNodes
 	}
@@ -972,14 +1029,14 @@ func (c *Controller) resizeResv(r *resvRec, count uint32) error {
 	return nil
 }
 
-func (c *Controller) pickNodesExcept(p *Partition, count uint32, start, end int64, flags uint64, except []string) ([]string, error) {
+func (c *Controller) pickNodesExcept(p *Partition, count uint32, start, end int64, flags uint64, except []string, feats []resvFeat) ([]string, error) {
 	q := &Partition{Name: p.Name}
 	for _, n := range p.Nodes {
 		if !slices.Contains(except, n.Name) {
 			q.Nodes = append(q.Nodes, n)
 		}
 	}
-	return c.pickNodes(q, count, start, end, flags)
+	return c.pickNodes(q, count, start, end, flags, feats)
 }
 
 // deleteResv is delete_resv: refused while a running job uses it.
@@ -1002,4 +1059,16 @@ func (c *Controller) resvChanged(now int64) {
 	c.resv.lastUpdate = now
 	c.resv.seq++
 	c.setResvNodeFlags(now)
+}
+
+// resvLicenses checks a reservation's Licenses= as license_validate
+// does (every name configured, no count above its total):
+// ESLURM_INVALID_LICENSES otherwise. A valid request is then refused
+// with ESLURM_NOT_SUPPORTED: the scheduler does not count licenses, so
+// a reservation could not hold any back from other jobs.
+func (c *Controller) resvLicenses(spec string) error {
+	if !c.validJobLicenses(spec) {
+		return resvErr(slurmerr.ESLURM_INVALID_LICENSES)
+	}
+	return resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
 }

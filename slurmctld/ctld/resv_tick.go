@@ -209,6 +209,9 @@ func (c *Controller) resvTick(ctx context.Context) {
 	if c.setResvNodeFlags(now) {
 		changed = true
 	}
+	if c.resvGroupRefresh(now) {
+		changed = true
+	}
 	c.mu.Unlock()
 	if changed {
 		c.saveResv(ctx)
@@ -245,6 +248,7 @@ func (c *Controller) jobReservations() []jobs.Reservation {
 		s, e := r.relTimes(now)
 		jr := jobs.Reservation{Name: r.Name, Start: s, End: e, Partition: r.Partition,
 			Maint: r.Flags&(resvMaint|resvAllNodes) != 0, TimeFloat: r.Flags&resvTimeFloat != 0,
+			Flex: r.Flags&resvFlex != 0, Magnetic: r.Flags&resvMagnetic != 0,
 			Users: slices.Clone(r.UIDs), UsersNot: r.UsersNot, Accounts: slices.Clone(r.AcctList), AccountsNot: r.AcctNot}
 		for _, n := range r.Nodes {
 			if i, ok := idx[n]; ok {

@@ -23,9 +23,16 @@ type Reservation struct {
 	Maint bool
 	// TimeFloat: a floating reservation, which no job may use.
 	TimeFloat bool
+	// Flex (FLEX): its jobs may use nodes outside it and start before
+	// or after its window.
+	Flex bool
+	// Magnetic (MAGNETIC): jobs naming no reservation that may use this
+	// one are tried in it first, and run in it when they start there.
+	Magnetic bool
 
 	// Users (uids) and Accounts may use it; the Not forms (Users=-name)
 	// list who may not. Empty lists do not restrict.
+	// Groups= reservations list their groups' members here.
 	Users       []uint32
 	UsersNot    bool
 	Accounts    []string
@@ -78,21 +85,7 @@ func (rv *Reservation) access(uid uint32, account string) int {
 	if rv.TimeFloat {
 		return slurmerr.ESLURM_RESERVATION_ACCESS
 	}
-	userOK := len(rv.Users) == 0 || rv.UsersNot
-	if slices.Contains(rv.Users, uid) {
-		userOK = !rv.UsersNot
-	}
-	if !userOK {
-		return slurmerr.ESLURM_RESERVATION_ACCESS
-	}
-	if len(rv.Users) != 0 && len(rv.Accounts) == 0 {
-		return 0
-	}
-	acctOK := len(rv.Accounts) == 0 || rv.AccountsNot
-	if account != "" && slices.Contains(rv.Accounts, account) {
-		acctOK = !rv.AccountsNot
-	}
-	if !acctOK {
+	if !sched.ResvAccess(rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot, uid, account) {
 		return slurmerr.ESLURM_RESERVATION_ACCESS
 	}
 	return 0
@@ -105,7 +98,12 @@ func (cl *Cluster) schedReservations() []sched.Reservation {
 	}
 	out := make([]sched.Reservation, 0, len(cl.Reservations))
 	for _, rv := range cl.Reservations {
-		out = append(out, sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint})
+		sr := sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint, Flex: rv.Flex}
+		if rv.Magnetic && !rv.TimeFloat {
+			sr.Magnetic = true
+			sr.Users, sr.UsersNot, sr.Accounts, sr.AccountsNot = rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot
+		}
+		out = append(out, sr)
 	}
 	return out
 }
@@ -147,5 +145,38 @@ func (cl *Cluster) resvOpen(j *Job, now int64) bool {
 		return true
 	}
 	rv := cl.reservation(j.Reservation)
-	return rv != nil && now >= rv.Start && now < rv.End && rv.access(j.UserID, j.Account) == 0
+	if rv == nil || rv.access(j.UserID, j.Account) != 0 {
+		return false
+	}
+	return rv.Flex || (now >= rv.Start && now < rv.End)
+}
+
+// TakeMagnetic gives a job that named no reservation and starts now the
+// MAGNETIC reservation it starts in (job_queue_rec_magnetic_resv: the
+// job keeps the reservation once running). The scheduler tries the
+// magnetic reservations in table order before anything else, and a job
+// without a reservation never gets a node of one in its window, so the
+// first magnetic reservation open to the job that is FLEX, or that is on
+// and holds one of its nodes, is the one it started in. Call it once
+// the job's nodes are set.
+func (m *Manager) TakeMagnetic(j *Job, cl *Cluster, now int64) {
+	if j.Reservation != "" || cl == nil {
+		return
+	}
+	for i := range cl.Reservations {
+		rv := &cl.Reservations[i]
+		if !rv.Magnetic || rv.access(j.UserID, j.Account) != 0 {
+			continue
+		}
+		in := rv.Flex
+		if !in && now >= rv.Start && now < rv.End {
+			for _, ni := range j.NodeIdx {
+				in = in || slices.Contains(rv.Nodes, ni)
+			}
+		}
+		if in {
+			j.Reservation = rv.Name
+			return
+		}
+	}
 }

@@ -133,3 +133,36 @@ func TestResvMaintDesc(t *testing.T) {
 		t.Fatalf("after the reservation: running %v desc %q", j.Running(), j.StateDesc)
 	}
 }
+
+// TestResvMagneticFlex: a job naming no reservation runs in a MAGNETIC
+// one open to it and takes its name; a FLEX reservation's job starts
+// before the window and may use nodes outside it.
+func TestResvMagneticFlex(t *testing.T) {
+	cl := testCluster()
+	cl.Reservations = []Reservation{
+		{Name: "mag", Start: t0 - 10, End: t0 + 86400, Nodes: []int{1}, Users: []uint32{1000}, Magnetic: true},
+		{Name: "flex", Start: t0 + 3600, End: t0 + 7200, Nodes: []int{2}, Users: []uint32{1001}, Flex: true},
+	}
+	m := newTestManager(nil)
+	magID := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	bobID := mustSubmit(t, m, cl, batchDesc(bob), bob, t0)
+	fd := batchDesc(bob)
+	fd.Reservation = msg.Str("flex")
+	fd.MinNodes, fd.MaxNodes = 2, 2
+	flexID := mustSubmit(t, m, cl, fd, bob, t0)
+	if j := m.Job(flexID); j.Reason == ReasonWaitResv {
+		t.Errorf("job of a FLEX reservation waits for its start")
+	}
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(magID)
+	m.TakeMagnetic(j, cl, t0) // what start does (a no-op once done)
+	if !j.Running() || j.nodeList() != "n2" || j.Reservation != "mag" {
+		t.Errorf("magnetic job: running %v on %q in %q, want n2 in mag", j.Running(), j.nodeList(), j.Reservation)
+	}
+	if j := m.Job(bobID); !j.Running() || j.nodeList() == "n2" || j.Reservation != "" {
+		t.Errorf("job of another user: running %v on %q in %q", j.Running(), j.nodeList(), j.Reservation)
+	}
+	if j := m.Job(flexID); !j.Running() || j.Reservation != "flex" {
+		t.Errorf("FLEX job before its window: running %v on %q reason %d", j.Running(), j.nodeList(), j.Reason)
+	}
+}

@@ -454,6 +454,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		j.TotalCPUs += na.CPUs
 	}
 	j.SharedCores = st.Alloc.Shared
+	m.TakeMagnetic(j, cl, now)
 	if st.TimeLimit != 0 {
 		// Backfill started the job with its --time-min: that is its
 		// limit now, as backfill.c sets it.

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/bits-and-blooms/bitset"
@@ -22,6 +23,44 @@ type Reservation struct {
 	// with "ReqNodeNotAvail, Reserved for maintenance" (job_test_resv's
 	// ESLURM_RESERVATION_MAINT).
 	Maint bool
+	// Flex (FLEX): its jobs may also use nodes outside it (those inside
+	// first) and start before or after its window.
+	Flex bool
+	// Magnetic (MAGNETIC): jobs that name no reservation but may use
+	// this one are tried in it first.
+	Magnetic bool
+	// Who may use it, for MAGNETIC (see ResvAccess).
+	Users       []uint32
+	UsersNot    bool
+	Accounts    []string
+	AccountsNot bool
+}
+
+// ResvAccess is _valid_job_access_resv without accounting enforcement:
+// the user must be on the user list (or off a "may not" list), then,
+// unless only users are listed, the account on the account list (or off
+// a "may not" one). Empty lists do not restrict.
+func ResvAccess(users []uint32, usersNot bool, accounts []string, accountsNot bool, uid uint32, account string) bool {
+	userOK := len(users) == 0 || usersNot
+	if slices.Contains(users, uid) {
+		userOK = !usersNot
+	}
+	if !userOK {
+		return false
+	}
+	if len(users) != 0 && len(accounts) == 0 {
+		return true
+	}
+	acctOK := len(accounts) == 0 || accountsNot
+	if account != "" && slices.Contains(accounts, account) {
+		acctOK = !accountsNot
+	}
+	return acctOK
+}
+
+// mayUse reports whether job j may use rv.
+func (rv *Reservation) mayUse(j *Job) bool {
+	return ResvAccess(rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot, j.UserID, j.Account)
 }
 
 // DescReservedMaint is the state description of a job kept out by a
@@ -64,14 +103,28 @@ func (c *cluster) resvPass(out []outcome) []Start {
 	for i := range s.Reservations {
 		byName[s.Reservations[i].Name] = &s.Reservations[i]
 	}
-	var mine []int
+	// The queue entries with a reservation come first (sort_job_queue2):
+	// the jobs that name one, and a MAGNETIC reservation's entry for
+	// every job that names none but may use it.
+	type resvEntry struct {
+		ji int
+		rv *Reservation // set for a magnetic entry
+	}
+	var mine []resvEntry
 	for ji := range s.Pending {
-		if s.Pending[ji].Reservation != "" {
-			mine = append(mine, ji)
+		j := &s.Pending[ji]
+		if j.Reservation != "" {
+			mine = append(mine, resvEntry{ji: ji})
+			continue
+		}
+		for i := range s.Reservations {
+			if rv := &s.Reservations[i]; rv.Magnetic && rv.mayUse(j) {
+				mine = append(mine, resvEntry{ji: ji, rv: rv})
+			}
 		}
 	}
 	sort.SliceStable(mine, func(a, b int) bool {
-		ja, jb := &s.Pending[mine[a]], &s.Pending[mine[b]]
+		ja, jb := &s.Pending[mine[a].ji], &s.Pending[mine[b].ji]
 		if ja.Priority != jb.Priority {
 			return ja.Priority > jb.Priority
 		}
@@ -81,22 +134,33 @@ func (c *cluster) resvPass(out []outcome) []Start {
 		return ja.JobID < jb.JobID
 	})
 	var starts []Start
-	for _, ji := range mine {
-		c.skip[ji] = true
-		j := &s.Pending[ji]
-		o := &out[ji]
+	for _, e := range mine {
+		j := &s.Pending[e.ji]
+		o := &out[e.ji]
+		if e.rv != nil {
+			// A magnetic try: the job stays in the other queues
+			// unless it starts here, and its reason is theirs.
+			if o.started || eligible(j, c.now) != ReasonNone || !e.rv.usableNow(c.now) {
+				continue
+			}
+			var scratch outcome
+			if st, ok := c.startInReservation(j, &scratch, e.rv); ok {
+				o.started = true
+				c.skip[e.ji] = true
+				starts = append(starts, st)
+			}
+			continue
+		}
+		c.skip[e.ji] = true
 		if r := eligible(j, c.now); r != ReasonNone {
 			o.reason = r
 			continue
 		}
 		rv := byName[j.Reservation]
-		switch {
-		case rv == nil || c.now >= rv.End || len(rv.Nodes) == 0:
-			o.setReason(ReasonReservation)
-			continue
-		case c.now < rv.Start:
-			// Not started yet (WAIT_RESERVATION); the controller
-			// normally keeps such jobs out of the snapshot.
+		if rv == nil || !rv.usableNow(c.now) {
+			// Gone, over, or not started yet (WAIT_RESERVATION);
+			// the controller normally keeps such jobs out of the
+			// snapshot.
 			o.setReason(ReasonReservation)
 			continue
 		}
@@ -120,7 +184,19 @@ func (c *cluster) resvPass(out []outcome) []Start {
 	return starts
 }
 
-// startInReservation tries j now on rv's nodes in each of its partitions.
+// usableNow reports whether jobs may start in rv now: inside its window
+// with nodes, or at any time for FLEX (job_test_resv_now).
+func (rv *Reservation) usableNow(now int64) bool {
+	if rv.Flex {
+		return true
+	}
+	return now >= rv.Start && now < rv.End && len(rv.Nodes) > 0
+}
+
+// startInReservation tries j now on rv's nodes in each of its partitions;
+// a FLEX reservation's job then tries the nodes outside it too (those no
+// other reservation holds during its run), as node_scheduler puts them
+// after the reservation's own.
 func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start, bool) {
 	mask := bitset.New(c.n)
 	for _, ni := range rv.Nodes {
@@ -139,9 +215,19 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 			o.setReason(why)
 			continue
 		}
-		pl, ok := c.tryNow(r, mask)
-		if !ok && r.share {
-			pl, ok = c.tryNowOver(r, mask.Words())
+		try := func(m *bitset.BitSet) (placement, bool) {
+			pl, ok := c.tryNow(r, m)
+			if !ok && r.share {
+				pl, ok = c.tryNowOver(r, m.Words())
+			}
+			return pl, ok
+		}
+		pl, ok := placement{}, false
+		if c.now >= rv.Start && c.now < rv.End {
+			pl, ok = try(mask)
+		}
+		if !ok && rv.Flex {
+			pl, ok = try(c.flexMask(rv, c.now+r.duration))
 		}
 		if ok {
 			o.started = true
@@ -150,6 +236,26 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 		o.setReason(ReasonResources)
 	}
 	return Start{}, false
+}
+
+// flexMask is the nodes a FLEX reservation's job may use until end
+// (job_test_resv): every node, its reservation's included, that no
+// other reservation holds before end.
+func (c *cluster) flexMask(rv *Reservation, end int64) *bitset.BitSet {
+	m := bitset.New(c.n)
+	m.FlipRange(0, c.n)
+	for i := range c.snap.Reservations {
+		o := &c.snap.Reservations[i]
+		if o == rv || o.Start >= end || o.End <= c.now {
+			continue
+		}
+		for _, ni := range o.Nodes {
+			if ni >= 0 && uint(ni) < c.n {
+				m.Clear(uint(ni))
+			}
+		}
+	}
+	return m
 }
 
 // jobPartitions are the partition indexes a job is queued in, as

@@ -9,6 +9,16 @@ func resvOf(name string, start, end int64, nodes ...int) Reservation {
 	return Reservation{Name: name, Nodes: nodes, Start: start, End: end}
 }
 
+func magnetic(r Reservation, users ...uint32) Reservation {
+	r.Magnetic, r.Users = true, users
+	return r
+}
+
+func flex(r Reservation) Reservation {
+	r.Flex = true
+	return r
+}
+
 func inResv(name string) jobOpt { return func(j *Job) { j.Reservation = name } }
 
 // TestResvPlacement: what jobs with and without a reservation may do with
@@ -106,6 +116,42 @@ func TestResvPlacement(t *testing.T) {
 		resv:  []Reservation{resvOf("r1", 0, 100000, 1)},
 		jobs:  []Job{mkJob(2, inResv("r1"), tasks(4)), mkJob(1, inResv("r1"), tasks(4))},
 		want:  []want{{id: 1, nodes: []int{1}}, {id: 2, reason: ReasonResources}},
+	}, {
+		name:  "magnetic reservation takes jobs that may use it",
+		nodes: 2,
+		resv:  []Reservation{magnetic(resvOf("m", 0, 100000, 1), 1000)},
+		jobs:  []Job{mkJob(1), mkJob(2, user(2000))},
+		want:  []want{{id: 1, nodes: []int{1}}, {id: 2, nodes: []int{0}}},
+	}, {
+		name:  "magnetic reservation full: job runs outside it",
+		nodes: 2,
+		resv:  []Reservation{magnetic(resvOf("m", 0, 100000, 1), 1000)},
+		jobs:  []Job{mkJob(1, tasks(4)), mkJob(2, tasks(4))},
+		want:  []want{{id: 1, nodes: []int{1}}, {id: 2, nodes: []int{0}}},
+	}, {
+		name:  "magnetic reservation not started: job runs outside it",
+		nodes: 2,
+		resv:  []Reservation{magnetic(resvOf("m", 50000, 100000, 1), 1000)},
+		jobs:  []Job{mkJob(1)},
+		want:  []want{{id: 1, nodes: []int{0}}},
+	}, {
+		name:  "flex reservation: job spills outside it",
+		nodes: 3,
+		resv:  []Reservation{flex(resvOf("f", 0, 100000, 1))},
+		jobs:  []Job{mkJob(1, inResv("f"), nodesN(2, 2))},
+		want:  []want{{id: 1, nodes: []int{0, 1}}},
+	}, {
+		name:  "flex reservation: job starts before it",
+		nodes: 2,
+		resv:  []Reservation{flex(resvOf("f", 50000, 100000, 1))},
+		jobs:  []Job{mkJob(1, inResv("f"))},
+		want:  []want{{id: 1, nodes: []int{0}}},
+	}, {
+		name:  "flex reservation: job keeps off other reservations",
+		nodes: 3,
+		resv:  []Reservation{flex(resvOf("f", 0, 100000, 2)), resvOf("o", 0, 100000, 0)},
+		jobs:  []Job{mkJob(1, inResv("f"), nodesN(2, 2)), mkJob(2, inResv("f"), nodesN(3, 3))},
+		want:  []want{{id: 1, nodes: []int{1, 2}}, {id: 2, reason: ReasonResources}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -293,3 +293,166 @@ func TestSlurmctldResvBackfill(t *testing.T) {
 		}
 	}
 }
+
+// resvExtraSetup: Features= (n2 made "fast"), Groups= (nogroup: nobody),
+// a MAGNETIC reservation on n1; what each command prints.
+var resvExtraSetup = []resvStep{
+	{args: []string{"scontrol", "update", "NodeName=n2", "AvailableFeatures=fast"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=feat", "StartTime=now", "Duration=60",
+		"NodeCnt=1", "Features=fast", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=nofeat", "StartTime=now", "Duration=60",
+		"NodeCnt=1", "Features=nope", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=toomany", "StartTime=now+2hours", "Duration=60",
+		"NodeCnt=2", "Features=fast", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=xor", "StartTime=now+2hours", "Duration=60",
+		"NodeCnt=1", "Features=[fast|slow]", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=comma", "StartTime=now+2hours", "Duration=60",
+		"NodeCnt=1", "Features=fast,fast", "Users=root", "Flags=OVERLAP"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=grp", "StartTime=now", "Duration=60",
+		"Nodes=n3", "Groups=nogroup"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=both", "StartTime=now", "Duration=60",
+		"Nodes=n3", "Groups=nogroup", "Users=root", "Flags=OVERLAP"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=nogrp", "StartTime=now", "Duration=60",
+		"Nodes=n3", "Groups=no-such-group-xyz", "Flags=OVERLAP"}},
+	{args: []string{"scontrol", "update", "ReservationName=grp", "Users=root"}},
+	{args: []string{"scontrol", "update", "ReservationName=feat", "Features=slow"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=mag", "StartTime=now", "Duration=60",
+		"Nodes=n1", "Users=root", "Flags=MAGNETIC"}},
+}
+
+// resvExtraScenario runs resvExtraSetup, then jobs: root's job without a
+// reservation lands in the magnetic one, nobody's job in the group's,
+// nobody's job without one waits, root may not use the group's.
+func resvExtraScenario(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for i, s := range resvExtraSetup {
+		out[stepKey(i, s.args)] = ctldRun(c, s.args...)
+	}
+	ctldSbatch(t, c, "-J", "magnet", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 120")
+	ctldWaitJob(t, c, 1, 30*time.Second, "RUNNING")
+	nobody := func(args ...string) string {
+		so, se, err := c.RunAs(65534, 65534, "sbatch", append([]string{"--chdir=/tmp", "-o", "/dev/null", "-t", "10"}, args...)...)
+		if err != nil {
+			se += "--- failed\n"
+		}
+		return submittedRE.ReplaceAllString(so, "Submitted batch job <id>") + se
+	}
+	out["nobody in grp"] = nobody("-J", "ingrp", "--reservation=grp", "--wrap", "sleep 120")
+	ctldWaitJob(t, c, 2, 30*time.Second, "RUNNING")
+	out["nobody plain"] = nobody("-J", "plain", "--wrap", "sleep 120")
+	if err := c.Poll(40*time.Second, func() bool {
+		o, _, err := c.Run("squeue", "-h", "-j", "3", "-o", "%r")
+		return err == nil && strings.TrimSpace(o) != "None" && strings.TrimSpace(o) != ""
+	}); err != nil {
+		t.Fatalf("job 3 got no reason: %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond) // a few backfill passes
+	for _, q := range resvExtraQueries {
+		out[strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	// Last: real slurmctld spends a job id on a refused submission.
+	out["root in grp"] = ctldRun(c, "sbatch", "--reservation=grp", "-o", "/dev/null", "--wrap", "true")
+	return out
+}
+
+var resvExtraQueries = [][]string{
+	{"scontrol", "show", "reservation"},
+	{"squeue", "-o", "%i %j %u %T %r %N %v"},
+	{"scontrol", "show", "job", "1"},
+	{"sinfo", "-T"},
+}
+
+// TestSlurmctldResvExtras: Features=, Groups= and MAGNETIC under real
+// slurmctld and ours.
+func TestSlurmctldResvExtras(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 3, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+
+	c.Start(real, "-c", "-i")
+	want := resvExtraScenario(t, c)
+	c.Stop()
+
+	c.Start(ours, "-c")
+	got := resvExtraScenario(t, c)
+	c.Stop()
+
+	var keys []string
+	for i, s := range resvExtraSetup {
+		keys = append(keys, stepKey(i, s.args))
+	}
+	keys = append(keys, "nobody in grp", "root in grp", "nobody plain")
+	for _, q := range resvExtraQueries {
+		keys = append(keys, strings.Join(q, " "))
+	}
+	for _, k := range keys {
+		if w, g := resvMasked(want[k]), resvMasked(got[k]); w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
+
+// resvFlexScenario: n1 is reserved FLEX from an hour on; a two-node job
+// of the reservation starts now.
+func resvFlexScenario(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	if o := ctldRun(c, "scontrol", "create", "reservation", "ReservationName=flx", "StartTime=now+1hour", "Duration=60",
+		"Nodes=n1", "Users=root", "Flags=FLEX"); !strings.Contains(o, "Reservation created") {
+		t.Fatalf("create: %s", o)
+	}
+	ctldSbatch(t, c, "-J", "wide", "--reservation=flx", "-N2", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 120")
+	ctldWaitJob(t, c, 1, 40*time.Second, "RUNNING")
+	out := map[string]string{}
+	for _, q := range [][]string{
+		{"squeue", "-o", "%i %j %T %r %N %v"},
+		{"scontrol", "show", "reservation"},
+	} {
+		out["before "+strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	// In its window: n2 reserved FLEX from now, a two-node job of it
+	// takes n1 too (it ends before flx starts); a second one waits.
+	ctldRun(c, "scancel", "1")
+	if err := c.Poll(40*time.Second, func() bool {
+		o, _, err := c.Run("sinfo", "-h", "-o", "%t")
+		return err == nil && strings.TrimSpace(o) == "idle"
+	}); err != nil {
+		t.Fatalf("nodes not idle after scancel: %v", err)
+	}
+	out["create flx2"] = ctldRun(c, "scontrol", "create", "reservation", "ReservationName=flx2", "StartTime=now", "Duration=60",
+		"Nodes=n2", "Users=root", "Flags=FLEX")
+	ctldSbatch(t, c, "-J", "wide2", "--reservation=flx2", "-N2", "--exclusive", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 120")
+	ctldWaitJob(t, c, 2, 40*time.Second, "RUNNING")
+	ctldSbatch(t, c, "-J", "waits", "--reservation=flx2", "-N1", "--exclusive", "-t", "120", "-o", "/dev/null", "--wrap", "sleep 120")
+	if err := c.Poll(40*time.Second, func() bool {
+		o, _, err := c.Run("squeue", "-h", "-j", "3", "-o", "%r")
+		return err == nil && strings.TrimSpace(o) != "None" && strings.TrimSpace(o) != ""
+	}); err != nil {
+		t.Fatalf("job 3 got no reason: %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond) // a few backfill passes
+	out["in window squeue"] = ctldRun(c, "squeue", "-o", "%i %j %T %r %N %v")
+	return out
+}
+
+// TestSlurmctldResvFlex: a FLEX reservation's job starts before the
+// window and uses nodes outside it, under real slurmctld and ours.
+func TestSlurmctldResvFlex(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+
+	c.Start(real, "-c", "-i")
+	want := resvFlexScenario(t, c)
+	c.Stop()
+
+	c.Start(ours, "-c")
+	got := resvFlexScenario(t, c)
+	c.Stop()
+
+	for k, w := range want {
+		if w, g := resvMasked(w), resvMasked(got[k]); w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
