@@ -29,9 +29,10 @@ func arrayTaskSpec(sjob string) (id uint32, tasks []uint32, ok bool, err error) 
 // killArrayTasks signals the named tasks of an array (job_str_signal with
 // a task expression): the pending ones leave the meta record's pending
 // set, without a record of their own (a meta record left without tasks
-// ends CANCELLED); the others are signalled in their own records. A task
-// with neither answers "Invalid job id specified" while the rest go on;
-// the highest error code is the answer.
+// ends CANCELLED); the others are signalled in their own records, or in
+// the meta record cancelled with them in its range (which answers
+// ESLURM_ALREADY_DONE). A task with no record answers "Invalid job id
+// specified" while the rest go on; the highest error code is the answer.
 func (m *Manager) killArrayTasks(id uint32, tasks []uint32, req *msg.JobStepKillRequest, c Caller,
 	cl *Cluster, now int64) (Outcome, error) {
 	var any *Job
@@ -68,30 +69,14 @@ func (m *Manager) killArrayTasks(id uint32, tasks []uint32, req *msg.JobStepKill
 		case req.Signal != sigKill:
 			rc = slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE
 		default:
-			left := meta.Array.Pending[:0]
-			for _, t := range meta.Array.Pending {
-				if !containsTask(inMeta, t) {
-					left = append(left, t)
-				}
-			}
-			meta.Array.Pending = left
-			if len(left) == 0 {
-				meta.Array.Pending = nil
-				meta.setBase(msg.JobCancelled)
-				meta.StartTime, meta.EndTime = now, now
-			}
-			m.touch(meta, now)
+			m.dropPendingTasks(meta, inMeta, now)
 		}
 	}
 	var actions []Action
 	for _, t := range rest {
-		var rec *Job
-		for _, r := range m.Jobs() {
-			if r.ArrayJobID == id && r.ArrayTaskID == t && !r.IsArrayMeta() {
-				rec = r
-				break
-			}
-		}
+		// find_job_array_rec: the task's own record, or a meta record
+		// that ended with the task still in its range.
+		rec := m.arrayTask(id, t)
 		if rec == nil {
 			rc = max(rc, slurmerr.ESLURM_INVALID_JOB_ID)
 			continue
@@ -108,4 +93,125 @@ func (m *Manager) killArrayTasks(id uint32, tasks []uint32, req *msg.JobStepKill
 		return out, serr(rc)
 	}
 	return out, nil
+}
+
+// dropPendingTasks takes tasks off a pending meta record's task set
+// (job_str_signal's bit_and_not with SIGKILL): they get no record of
+// their own. A meta record left without tasks ends CANCELLED with an
+// empty task range.
+func (m *Manager) dropPendingTasks(meta *Job, tasks []uint32, now int64) {
+	left := meta.Array.Pending[:0]
+	for _, t := range meta.Array.Pending {
+		if !containsTask(tasks, t) {
+			left = append(left, t)
+		}
+	}
+	meta.Array.Pending = left
+	if len(left) == 0 {
+		meta.Array.Pending = nil
+		meta.setBase(msg.JobCancelled)
+		meta.StartTime, meta.EndTime = now, now
+	}
+	m.touch(meta, now)
+}
+
+// wholeJobSpec parses the id strings job_str_signal takes for a whole job
+// or array: "123" and "123_*".
+func wholeJobSpec(sjob string) (uint32, error) {
+	v, err := strconv.ParseUint(strings.TrimSuffix(sjob, "_*"), 10, 32)
+	if err != nil || v == 0 {
+		return 0, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	return uint32(v), nil
+}
+
+// killRecord is job_signal_id: the one record with that id, whatever it
+// is (a pending array's meta record stands for its pending tasks only).
+func (m *Manager) killRecord(id uint32, req *msg.JobStepKillRequest, c Caller, cl *Cluster,
+	now int64) (Outcome, error) {
+	j := m.jobs[id]
+	if j == nil {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	if !m.mayAct(c.UID, j) {
+		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	var actions []Action
+	sigErr := m.signalJob(target{j, NoVal}, req.Signal, req.Flags, cl, now, &actions)
+	out, err := m.finish(actions)
+	if err != nil {
+		return out, err
+	}
+	return out, sigErr
+}
+
+// killWhole is job_str_signal for "123" or "123_*": a job that is no
+// array is signalled alone; for an array, its meta record first (a
+// pending one is cancelled in place, keeping its task ids), so no task
+// starts only to be killed, then every task split off it. The answer is
+// the highest error code, ESLURM_ALREADY_DONE when every record had
+// ended.
+func (m *Manager) killWhole(id uint32, req *msg.JobStepKillRequest, c Caller, cl *Cluster,
+	now int64) (Outcome, error) {
+	j := m.jobs[id]
+	if j != nil && !m.mayAct(c.UID, j) {
+		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	if j != nil && j.Array == nil && j.ArrayTaskID == NoVal {
+		return m.killRecord(id, req, c, cl, now)
+	}
+	var actions []Action
+	rc, signaled, done := 0, 0, 0
+	account := func(err error) {
+		signaled++
+		switch code := slurmerr.Code(err); code {
+		case 0:
+		case slurmerr.ESLURM_ALREADY_DONE:
+			done++
+		default:
+			rc = max(rc, code)
+		}
+	}
+	var meta *Job
+	if j != nil && j.Array != nil {
+		meta = j
+		account(m.signalJob(target{meta, NoVal}, req.Signal, req.Flags, cl, now, &actions))
+	}
+	// Slurm looks the tasks up by array id only: an id that is a split-off
+	// task's own finds nothing ("Invalid job id specified").
+	for _, r := range m.Jobs() {
+		if r == meta || r.ArrayJobID != id {
+			continue
+		}
+		// Real slurmctld checks the meta record's owner only, and
+		// nobody's when it is gone: every task has the same owner.
+		if !m.mayAct(c.UID, r) {
+			account(serr(slurmerr.ESLURM_ACCESS_DENIED))
+			continue
+		}
+		account(m.signalJob(target{r, NoVal}, req.Signal, req.Flags, cl, now, &actions))
+	}
+	out, err := m.finish(actions)
+	if err != nil {
+		return out, err
+	}
+	switch {
+	case signaled == 0:
+		return out, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	case rc == 0 && done == signaled:
+		return out, serr(slurmerr.ESLURM_ALREADY_DONE)
+	case rc != 0:
+		return out, serr(rc)
+	}
+	return out, nil
+}
+
+// anyTask reports whether one of tasks is in ids.
+func anyTask(ids, tasks []uint32) bool {
+	for _, t := range tasks {
+		if containsTask(ids, t) {
+			return true
+		}
+	}
+	return false
 }

@@ -255,7 +255,10 @@ func (j *Job) Finished() bool { return j.Base() > msg.JobSuspended }
 // IsCompleting reports a job whose nodes have not all finished the epilog.
 func (j *Job) IsCompleting() bool { return j.State&msg.JobCompleting != 0 }
 
-// IsArrayMeta reports the meta record of an array with pending tasks.
+// IsArrayMeta reports the meta record of an array that still holds tasks
+// of its own: pending ones, or ones cancelled with it in place (a whole
+// pending array cancelled keeps its task range, as 22.05 does). Code that
+// acts on pending tasks checks Pending() too.
 func (j *Job) IsArrayMeta() bool { return j.Array != nil && len(j.Array.Pending) > 0 }
 
 // holdsResources: running, suspended, or still completing on some node.

@@ -12,8 +12,10 @@ import (
 
 const sigKill = uint16(syscall.SIGKILL)
 
-// target is one job a request names: a record, or a pending task of an
-// array meta record (task != NoVal and job.IsArrayMeta()).
+// target is one job a request names: a record, or a pending task of a
+// pending array meta record (task != NoVal, job.IsArrayMeta() and
+// job.Pending(): a cancelled meta record keeps its task ids but names
+// them as one ended record, task NoVal).
 type target struct {
 	job  *Job
 	task uint32
@@ -75,12 +77,17 @@ func (m *Manager) resolve(sjob string, id uint32) ([]target, error) {
 		if r.ArrayJobID != arrayID {
 			continue
 		}
-		if r.IsArrayMeta() {
+		switch {
+		case r.IsArrayMeta() && r.Pending():
 			for _, t := range r.Array.Pending {
 				if all || containsTask(tasks, t) {
 					out = append(out, target{r, t})
 				}
 			}
+		case r.IsArrayMeta() && (all || anyTask(r.Array.Pending, tasks)):
+			// A meta record cancelled with its tasks still answers for
+			// them, as find_job_array_rec finds it by its task bitmap.
+			out = append(out, target{r, NoVal})
 		}
 		if r.ArrayTaskID != NoVal && (all || containsTask(tasks, r.ArrayTaskID)) {
 			out = append(out, target{r, NoVal})
@@ -97,14 +104,27 @@ func (m *Manager) mayAct(uid uint32, j *Job) bool { return uid == j.UserID || m.
 // Kill handles REQUEST_KILL_JOB and REQUEST_CANCEL_JOB_STEP: owner, root or
 // SlurmUser only. A pending job (or array task) with SIGKILL is cancelled;
 // a running one is signalled, or with SIGKILL terminated on its nodes.
+// A whole job names its record by an id string (REQUEST_KILL_JOB, "123",
+// "123_*", "123_[1-3]": job_str_signal) or by its id alone
+// (REQUEST_CANCEL_JOB_STEP for step NO_VAL: job_signal_id, that one
+// record only).
 func (m *Manager) Kill(req *msg.JobStepKillRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
 	if req.StepID.StepID == NoVal {
-		if id, tasks, ok, err := arrayTaskSpec(strOf(req.SJobID)); ok {
+		sjob := strOf(req.SJobID)
+		if id, tasks, ok, err := arrayTaskSpec(sjob); ok {
 			if err != nil {
 				return Outcome{}, err
 			}
 			return m.killArrayTasks(id, tasks, req, c, cl, now)
 		}
+		if sjob == "" {
+			return m.killRecord(req.StepID.JobID, req, c, cl, now)
+		}
+		id, err := wholeJobSpec(sjob)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return m.killWhole(id, req, c, cl, now)
 	}
 	ts, err := m.resolve(strOf(req.SJobID), req.StepID.JobID)
 	if err != nil {
@@ -154,11 +174,11 @@ func keepFirst(a, b error) error {
 
 func (m *Manager) signalJob(t target, sig, flags uint16, cl *Cluster, now int64, actions *[]Action) error {
 	j := t.job
-	if t.task != NoVal && j.IsArrayMeta() {
+	if t.task != NoVal && j.IsArrayMeta() && j.Pending() {
 		if sig != sigKill {
 			return serr(slurmerr.ESLURM_JOB_PENDING)
 		}
-		m.cancelTask(j, t.task, now)
+		m.dropPendingTasks(j, []uint32{t.task}, now)
 		return nil
 	}
 	switch {
@@ -188,12 +208,11 @@ func (m *Manager) signalJob(t target, sig, flags uint16, cl *Cluster, now int64,
 	return nil
 }
 
-// cancelPending cancels a pending job (or every pending task of an array
-// meta record) with no nodes to clean.
+// cancelPending cancels a pending job with no nodes to clean. An array's
+// meta record keeps its pending task ids: the cancelled record stands for
+// those tasks (ArrayTaskId=1-4, JobState=CANCELLED), as job_signal leaves
+// the task bitmap alone.
 func (m *Manager) cancelPending(j *Job, now int64, desc string, actions *[]Action) {
-	if j.Array != nil {
-		j.Array.Pending = nil
-	}
 	j.setBase(msg.JobCancelled)
 	j.StateDesc = desc
 	j.EndTime = now
@@ -205,34 +224,6 @@ func (m *Manager) cancelPending(j *Job, now int64, desc string, actions *[]Actio
 			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
 			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
 	}
-}
-
-// cancelTask drops one pending task of an array: it becomes a cancelled
-// record of its own (as Slurm splits it off to record the end).
-func (m *Manager) cancelTask(meta *Job, task uint32, now int64) {
-	if len(meta.Array.Pending) == 1 && meta.Array.Pending[0] == task {
-		meta.ArrayTaskID = task
-		m.cancelPending(meta, now, "", nil)
-		// Still the record shape of the split-off tasks below (the
-		// arrayCancel difference), which the state fixtures hold.
-		meta.Priority = 0
-		return
-	}
-	rest := meta.Array.Pending[:0]
-	for _, t := range meta.Array.Pending {
-		if t != task {
-			rest = append(rest, t)
-		}
-	}
-	meta.Array.Pending = rest
-	if id, ok := m.allocID(); ok {
-		t := *meta
-		t.ID, t.ArrayTaskID, t.Array, t.Steps = id, task, nil, nil
-		m.insert(&t)
-		m.pending = append(m.pending, record{kind: recSubmit, job: &t})
-		m.cancelPending(&t, now, "", nil)
-	}
-	m.touch(meta, now)
 }
 
 // endJob moves a running job to a final state; its nodes are completing
