@@ -75,7 +75,7 @@ func (m *Manager) CompleteBatch(req *msg.CompleteBatchScript, c Caller, cl *Clus
 		j.State = msg.JobPending | msg.JobCompleting
 		actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
 			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
-		m.requeue(j, 0, now)
+		m.failureRequeue(j, now)
 		return m.finish(actions)
 	}
 	base, reason := finalState(req.JobRC, false)
@@ -83,6 +83,27 @@ func (m *Manager) CompleteBatch(req *msg.CompleteBatchScript, c Caller, cl *Clus
 	m.endJob(j, base, reason, now)
 	actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
 	return m.finish(actions)
+}
+
+// maxBatchRequeue is MAX_BATCH_REQUEUE: the failure requeues a batch job
+// gets before it is held.
+const maxBatchRequeue = 5
+
+// failureRequeue is _job_complete's requeue of a batch job after a failure
+// on its node (a slurmd-side error in the batch completion, the script
+// missing after a node reboot): the requeue is counted, and the job that
+// reaches MAX_BATCH_REQUEUE of them is held (REQUEUE_HOLD, reason
+// JobHoldMaxRequeue, priority 0) with its count started again. A node
+// going DOWN requeues without counting (kill_running_job_by_node_name), as
+// do scontrol requeue and preemption.
+func (m *Manager) failureRequeue(j *Job, now int64) {
+	m.requeue(j, 0, now)
+	j.FailRequeues++
+	if 1+int(j.FailRequeues) > maxBatchRequeue { // batch_flag > MAX_BATCH_REQUEUE
+		j.State |= msg.JobRequeueHold
+		j.Hold, j.Reason, j.Priority = HoldMaxRequeue, ReasonMaxRequeue, 0
+		j.FailRequeues = 0
+	}
 }
 
 // CompleteAllocation handles REQUEST_COMPLETE_JOB_ALLOCATION (salloc or

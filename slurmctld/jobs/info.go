@@ -58,8 +58,9 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
 	}
 	if j.Batch {
-		ji.BatchFlag = 1
+		ji.BatchFlag = 1 + j.FailRequeues
 	}
+	ji.ResizeTime = j.ResizeTime
 	if j.Requeue {
 		ji.Requeue = 1
 	}

@@ -41,6 +41,7 @@ const (
 	ReasonTimeLimit      uint16 = 25 // FAIL_TIMEOUT
 	ReasonInactiveLimit  uint16 = 26
 	ReasonDepInvalid     uint16 = 39  // WAIT_DEP_INVALID "DependencyNeverSatisfied"
+	ReasonMaxRequeue     uint16 = 71  // WAIT_MAX_REQUEUE "JobHoldMaxRequeue"
 	ReasonArrayTaskLimit uint16 = 72  // WAIT_ARRAY_TASK_LIMIT
 	ReasonOOM            uint16 = 181 // FAIL_OOM
 )
@@ -52,6 +53,9 @@ const (
 	HoldNone  Hold = iota
 	HoldUser       // sbatch -H, scontrol hold by the owner: JobHeldUser
 	HoldAdmin      // scontrol hold by root/SlurmUser: JobHeldAdmin
+	// HoldMaxRequeue: requeued after a failure MAX_BATCH_REQUEUE times
+	// (JobHoldMaxRequeue); only an operator may release it.
+	HoldMaxRequeue
 )
 
 // Job is one record of the job table. Exported fields are what the journal
@@ -192,7 +196,13 @@ type Job struct {
 	// yet after the job ended.
 	Completing []string `json:",omitempty"`
 
-	RestartCnt uint16  `json:",omitempty"`
+	RestartCnt uint16 `json:",omitempty"`
+	// FailRequeues counts the requeues after a launch or node failure since
+	// the job was submitted or last held for too many of them: Slurm's
+	// batch_flag less one (scontrol show job's BatchFlag).
+	FailRequeues uint16 `json:",omitempty"`
+	// ResizeTime is when the running job last lost nodes (resize_time).
+	ResizeTime int64   `json:",omitempty"`
 	Steps      []*Step `json:",omitempty"`
 	NextStepID uint32  `json:",omitempty"`
 

@@ -31,10 +31,16 @@ type Config struct {
 	SlurmUserID          uint32
 	EnforcePartLimits    EnforcePartLimits
 	KillInvalidDepend    bool
-	MaxArraySize         uint32
-	MaxJobCount          uint32
-	ClusterName          string
-	Select               msg.SelectPlugin
+	// EnableUserTop is SchedulerParameters=enable_user_top: users may
+	// scontrol top their own jobs.
+	EnableUserTop bool
+	// DisableJobShrink is SchedulerParameters=disable_job_shrink: running
+	// jobs may not be shrunk (NumNodes, ReqNodeList).
+	DisableJobShrink bool
+	MaxArraySize     uint32
+	MaxJobCount      uint32
+	ClusterName      string
+	Select           msg.SelectPlugin
 	// Users resolves a uid to its passwd entry and groups (the step and
 	// batch credentials carry them; AllowGroups needs the groups). nil, or
 	// an unknown uid: the numeric ids only.
@@ -81,6 +87,8 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	}
 	cfg.KillInvalidDepend = c.SchedulerParameters.Has("kill_invalid_depend") ||
 		c.DependencyParameters.Has("kill_invalid_depend")
+	cfg.EnableUserTop = UserTopEnabled(c.SchedulerParameters)
+	cfg.DisableJobShrink = strings.Contains(strings.ToLower(c.SchedulerParameters.String()), "disable_job_shrink")
 	cfg.MaxArraySize = c.MaxArraySize
 	cfg.MaxJobCount = c.MaxJobCount
 	cfg.ClusterName = c.ClusterName

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
@@ -39,17 +40,37 @@ func (m *Manager) Notify(req *msg.JobNotifyRequest, c Caller) (Outcome, error) {
 	return Outcome{}, serr(slurmerr.ESLURM_DISABLED)
 }
 
-// Top handles REQUEST_TOP_JOB (scontrol top): an operator moves the named
-// pending jobs ahead of the other pending jobs of the same user and
+// Top handles REQUEST_TOP_JOB (scontrol top): the named pending jobs move
+// ahead of the other pending jobs of the same user, account, QOS and
 // partition by trading priority with them, the nice values recording the
-// trade (job_set_top and _set_top). Users are refused, as without
-// SchedulerParameters=enable_user_top.
+// trade (job_set_top and _set_top). Users may top their own jobs only
+// with SchedulerParameters=enable_user_top (TopJobs).
 func (m *Manager) Top(req *msg.SuspendRequest, c Caller, now int64) (Outcome, error) {
-	if !m.privileged(c.UID) {
+	return m.TopJobs(req, c, m.cfg.EnableUserTop, now)
+}
+
+// UserTopEnabled reports SchedulerParameters=enable_user_top. Slurm looks
+// for the words anywhere in the parameter string, case-insensitively
+// (xstrcasestr), so a value such as "Enable_User_Top=1" counts too.
+func UserTopEnabled(p conf.Options) bool {
+	return strings.Contains(strings.ToLower(p.String()), "enable_user_top")
+}
+
+// TopJobs is Top with SchedulerParameters=enable_user_top given: root,
+// SlurmUser (operators) may top anyone's jobs; with userTop a user may top
+// his own jobs, and naming another user's job fails the whole request with
+// ESLURM_ACCESS_DENIED; without it every user is refused with
+// ESLURM_ACCESS_DENIED before the job ids are looked at.
+func (m *Manager) TopJobs(req *msg.SuspendRequest, c Caller, userTop bool, now int64) (Outcome, error) {
+	operator := m.privileged(c.UID)
+	if !operator && !userTop {
 		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 	}
 	var top []*Job
 	for _, tok := range strings.Split(strOf(req.JobIDStr), ",") {
+		if tok == "" {
+			continue // strtok_r skips empty tokens
+		}
 		j := m.topTarget(tok)
 		if j == nil {
 			return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
@@ -65,6 +86,10 @@ func (m *Manager) Top(req *msg.SuspendRequest, c Caller, now int64) (Outcome, er
 	var prios []uint32
 	for _, j := range top {
 		switch {
+		case !operator && j.UserID != c.UID:
+			// _set_top checks each job in turn: a refusal ends the
+			// request, after earlier jobs were merely looked at.
+			return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 		case !j.Pending():
 			soft = serr(slurmerr.ESLURM_JOB_NOT_PENDING)
 			continue

@@ -228,7 +228,7 @@ func (m *Manager) batchMissing(j *Job, node string, cl *Cluster, now int64, logf
 		j.State = msg.JobPending | msg.JobCompleting
 		actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
 			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
-		m.requeue(j, 0, now)
+		m.failureRequeue(j, now)
 		j.ExitCode = 1 // _job_complete keeps it on a requeue
 	} else {
 		j.StateDesc = ""

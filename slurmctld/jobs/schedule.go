@@ -209,6 +209,9 @@ func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action)
 	case HoldAdmin:
 		m.setReason(j, ReasonHeldAdmin, now)
 		return false
+	case HoldMaxRequeue:
+		m.setReason(j, ReasonMaxRequeue, now)
+		return false
 	}
 	if j.Dependency != nil {
 		before := j.Dependency.String()

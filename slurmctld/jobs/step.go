@@ -227,22 +227,33 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	return m.finish(nil)
 }
 
-// signalStep signals one step's tasks on its nodes (scancel ID.STEP).
+// signalStep signals one step's tasks on its nodes (scancel ID.STEP), as
+// job_step_signal: REQUEST_SIGNAL_TASKS with the signal unchanged, SIGKILL
+// included (REQUEST_TERMINATE_TASKS is kept for steps lost on a failed or
+// rebooted node). A SIGKILL also tells the step's srun that the step is
+// complete (srun_step_complete), so srun does not wait on tasks that the
+// node will no longer report. Slurm records the killer's uid on the step
+// for accounting only; goslurm keeps no accounting records of steps.
 func (m *Manager) signalStep(j *Job, stepID uint32, sig uint16) ([]Action, error) {
-	if j.Pending() {
-		return nil, serr(slurmerr.ESLURM_JOB_PENDING)
-	}
 	if j.Finished() {
 		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
+	}
+	if j.Base() != msg.JobRunning {
+		// Pending and suspended jobs alike: their steps cannot be signalled.
+		return nil, serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
 	}
 	_, st := j.step(stepID)
 	if st == nil {
 		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
-	t := msgtype.REQUEST_SIGNAL_TASKS
-	if sig == sigKill {
-		t = msgtype.REQUEST_TERMINATE_TASKS
+	id := msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}
+	var out []Action
+	if sig == sigKill && st.Host != "" && st.Port != 0 {
+		out = append(out, SrunMessage{JobID: j.ID, Host: st.Host, Port: st.Port, UID: j.UserID,
+			ProtocolVersion: protoOr(j.ProtocolVersion), MsgType: msgtype.SRUN_JOB_COMPLETE,
+			Msg: &msg.SrunJobCompleteMsg{StepID: id}})
 	}
-	return []Action{NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...), MsgType: t,
-		Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, Signal: sig}}}, nil
+	out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...), MsgType: msgtype.REQUEST_SIGNAL_TASKS,
+		Msg: &msg.SignalTasks{StepID: id, Signal: sig}})
+	return out, nil
 }

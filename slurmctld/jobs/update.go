@@ -6,6 +6,7 @@ import (
 
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
@@ -30,17 +31,18 @@ func (m *Manager) Update(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (Outc
 		return Outcome{}, err
 	}
 	var firstErr error
+	var actions []Action
 	for _, t := range ts {
 		if t.task != NoVal && t.job.IsArrayMeta() {
 			// A pending task of an array: the meta record holds its fields.
 			t.task = NoVal
 		}
-		if err := m.updateOne(t.job, d, c, cl, now); err != nil {
+		if err := m.update(t.job, d, c, cl, now, &actions); err != nil {
 			firstErr = keepFirst(firstErr, err)
 		}
 		m.touch(t.job, now)
 	}
-	out, err := m.finish(nil)
+	out, err := m.finish(actions)
 	if err != nil {
 		return out, err
 	}
@@ -48,8 +50,15 @@ func (m *Manager) Update(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (Outc
 }
 
 // updateOne applies one update to one record in _update_job's order: a
-// field refused ends the update, the fields before it stay changed.
+// field refused ends the update, the fields before it stay changed. It has
+// nowhere to put messages to nodes, so it refuses to shrink a running job.
 func (m *Manager) updateOne(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int64) error {
+	return m.update(j, d, c, cl, now, nil)
+}
+
+// update is updateOne; shrinking a running job appends the messages to
+// its released nodes to actions.
+func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int64, actions *[]Action) error {
 	priv := m.privileged(c.UID)
 	if ai := strOf(d.ArrayInx); ai != "" && j.Array != nil {
 		v, err := strconv.ParseInt(ai, 10, 32)
@@ -73,7 +82,7 @@ func (m *Manager) updateOne(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now i
 	if err := m.updatePartition(j, d, c, cl); err != nil {
 		return err
 	}
-	if err := m.updateReqNodes(j, d, cl); err != nil {
+	if err := m.updateReqNodes(j, d, cl, now, actions); err != nil {
 		return err
 	}
 	if d.MinNodes != NoVal && d.MinNodes != Infinite && j.Running() && d.MinNodes > uint32(len(j.Nodes)) {
@@ -99,7 +108,7 @@ func (m *Manager) updateOne(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now i
 	if d.Comment.Valid {
 		j.Comment = strOf(d.Comment)
 	}
-	if err := m.updateCounts(j, d); err != nil {
+	if err := m.updateCounts(j, d, cl, now, actions); err != nil {
 		return err
 	}
 	if err := m.updateTimeLimit(j, d, priv, cl, now); err != nil {
@@ -195,27 +204,42 @@ func (m *Manager) updatePartition(j *Job, d *msg.JobDesc, c Caller, cl *Cluster)
 }
 
 // updateReqNodes: a pending job's required nodes must all exist; for a
-// running job the field asks to shrink it to those nodes, which only a
-// list of the nodes it already has (no change) is accepted for here.
-func (m *Manager) updateReqNodes(j *Job, d *msg.JobDesc, cl *Cluster) error {
+// running (or suspended) job the field shrinks it to those nodes, which
+// must be some of its own and keep its batch host.
+func (m *Manager) updateReqNodes(j *Job, d *msg.JobDesc, cl *Cluster, now int64, actions *[]Action) error {
 	if !d.ReqNodes.Valid {
 		return nil
 	}
 	rn := strOf(d.ReqNodes)
 	if j.Running() {
+		if m.cfg.DisableJobShrink {
+			return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+		}
 		names, err := hostlist.Expand(rn)
 		if rn == "" || err != nil || !knownNodes(cl, rn) {
 			return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
 		}
+		keep := map[string]bool{}
 		for _, n := range names {
 			if indexOf(j.Nodes, n) < 0 {
 				return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
 			}
+			keep[n] = true
 		}
-		if len(names) != len(j.Nodes) {
-			return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+		if j.Batch && j.BatchHost != "" && !keep[j.BatchHost] {
+			return serr(slurmerr.ESLURM_INVALID_NODE_NAME)
 		}
-		return nil
+		var drop []int
+		for k, n := range j.Nodes {
+			if !keep[n] {
+				drop = append(drop, k)
+			}
+		}
+		if len(drop) == 0 {
+			// Slurm goes through the resize all the same.
+			j.ResizeTime = now
+		}
+		return m.shrink(j, drop, cl, now, actions)
 	}
 	if !j.Pending() {
 		return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
@@ -244,7 +268,7 @@ func knownNodes(cl *Cluster, expr string) bool {
 // updateCounts changes the CPU, node and task counts of a pending job; a
 // larger node count raises the CPU count to what its tasks need, as
 // _update_job does before it applies the counts.
-func (m *Manager) updateCounts(j *Job, d *msg.JobDesc) error {
+func (m *Manager) updateCounts(j *Job, d *msg.JobDesc, cl *Cluster, now int64, actions *[]Action) error {
 	minCPUs := d.MinCPUs
 	if d.MinNodes != NoVal && d.MinNodes != Infinite && j.Pending() {
 		tasks := d.NumTasks
@@ -310,7 +334,10 @@ func (m *Manager) updateCounts(j *Job, d *msg.JobDesc) error {
 	}
 	if d.MinNodes != NoVal && d.MinNodes != Infinite || d.MaxNodes != NoVal {
 		if j.Running() {
-			return serr(slurmerr.ESLURM_NOT_SUPPORTED) // shrinking a running job
+			if d.MaxNodes != NoVal {
+				return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+			}
+			return m.shrinkTo(j, d.MinNodes, cl, now, actions)
 		}
 		if !j.Pending() {
 			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
@@ -398,7 +425,7 @@ func (m *Manager) updatePriority(j *Job, d *msg.JobDesc, priv bool) error {
 		if j.Priority == 0 && priv {
 			hold() // switch between a user and an admin hold
 		}
-	case j.Priority == 0 && d.Priority == Infinite && (priv || j.Hold != HoldAdmin):
+	case j.Priority == 0 && d.Priority == Infinite && (priv || j.Hold != HoldAdmin && j.Hold != HoldMaxRequeue):
 		m.release(j)
 	case j.Priority == 0 && d.Priority != Infinite:
 		return serr(slurmerr.ESLURM_JOB_HELD)
@@ -427,13 +454,142 @@ func (m *Manager) updatePriority(j *Job, d *msg.JobDesc, priv bool) error {
 	return nil
 }
 
-// release ends a hold (_release_job_rec).
+// release ends a hold (_release_job_rec). A REQUEUE_HOLD state flag (set
+// by failureRequeue) stays until the job starts, as in Slurm.
 func (m *Manager) release(j *Job) {
 	j.Hold = HoldNone
-	j.State &^= msg.JobRequeueHold | msg.JobSpecialExit
+	j.State &^= msg.JobSpecialExit
 	j.StateDesc = ""
 	j.AdminPrio = false
 	j.ExitCode = 0
 	j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
 	j.Reason = ReasonPriority
+}
+
+// jobResized is JOB_RESIZED (bit_flags): the job lost nodes while it had
+// steps, whose node lists no longer match the job's.
+const jobResized uint64 = 1 << 24
+
+// shrinkTo is NumNodes=n for a running or suspended job (_update_job): the
+// batch host stays, then the job's other nodes in node table order up to
+// n; the rest are released. Growing was refused before (no
+// permit_job_expansion).
+func (m *Manager) shrinkTo(j *Job, n uint32, cl *Cluster, now int64, actions *[]Action) error {
+	switch {
+	case n == 0 || n > uint32(len(j.Nodes)):
+		return serr(slurmerr.ESLURM_INVALID_NODE_COUNT)
+	case n == uint32(len(j.Nodes)):
+		return nil // no change in node count
+	case m.cfg.DisableJobShrink:
+		return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+	}
+	kept := uint32(0)
+	if j.BatchHost != "" && indexOf(j.Nodes, j.BatchHost) >= 0 {
+		kept = 1
+	}
+	var drop []int
+	for k, name := range j.Nodes {
+		if kept > 0 && name == j.BatchHost {
+			continue
+		}
+		if kept++; kept > n {
+			drop = append(drop, k)
+		}
+	}
+	return m.shrink(j, drop, cl, now, actions)
+}
+
+// shrink releases nodes drop (indexes into j.Nodes) of a running job, as
+// _update_job does: REQUEST_ABORT_JOB to those nodes (for the job as it
+// was, RESIZING), then for every step on one of them the node counts as
+// done (exit code 9) and its tasks there get SIGKILL
+// (kill_step_on_node); the nodes leave the job's allocation
+// (excise_node_from_job), so the scheduler can give them to other jobs at
+// once; the job's CPU count becomes that of the nodes it keeps.
+func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]Action) error {
+	if len(drop) == 0 {
+		return nil
+	}
+	if actions == nil {
+		// updateOne's callers (array task updates) cannot send messages.
+		return serr(slurmerr.ESLURM_NOT_SUPPORTED)
+	}
+	gone := make([]string, len(drop))
+	for i, k := range drop {
+		gone[i] = j.Nodes[k]
+	}
+	k := m.killJob(j, cl, now)
+	k.JobState |= msg.JobResizing
+	k.Nodes = ns(hostlist.Compress(gone))
+	*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: gone, MsgType: msgtype.REQUEST_ABORT_JOB, Msg: k})
+	for _, node := range gone {
+		for _, st := range append([]*Step(nil), j.Steps...) {
+			r := indexOf(st.Nodes, node)
+			if r < 0 || r >= len(st.Done) || st.Done[r] {
+				continue
+			}
+			st.Done[r] = true
+			st.ExitRC = max(st.ExitRC, uint32(sigKill))
+			*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: []string{node}, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
+				Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, Signal: sigKill}})
+			if allDone(st.Done) {
+				i, _ := j.step(st.ID)
+				j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)
+			}
+		}
+	}
+	j.excise(drop)
+	j.ResizeTime = now
+	j.TotalCPUs = 0
+	for _, c := range j.NodeCPUs {
+		j.TotalCPUs += c
+	}
+	if len(j.Steps) > 0 {
+		j.Bitflags |= jobResized
+	}
+	m.touch(j, now)
+	return nil
+}
+
+// excise drops nodes drop (indexes into j.Nodes) from the job's
+// allocation. The per-node slices are rebuilt, not edited in place: copies
+// of them may be in use elsewhere.
+func (j *Job) excise(drop []int) {
+	out := map[int]bool{}
+	for _, k := range drop {
+		out[k] = true
+	}
+	var nodes []string
+	var idx []int
+	var cpus []uint32
+	var mem []uint64
+	var cores [][]uint16
+	for k := range j.Nodes {
+		if out[k] {
+			continue
+		}
+		nodes = append(nodes, j.Nodes[k])
+		if k < len(j.NodeIdx) {
+			idx = append(idx, j.NodeIdx[k])
+		}
+		if k < len(j.NodeCPUs) {
+			cpus = append(cpus, j.NodeCPUs[k])
+		}
+		if k < len(j.NodeMem) {
+			mem = append(mem, j.NodeMem[k])
+		}
+		if k < len(j.NodeCores) {
+			cores = append(cores, j.NodeCores[k])
+		}
+	}
+	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores = nodes, idx, cpus, mem, cores
+}
+
+func allDone(done []bool) bool {
+	for _, d := range done {
+		if !d {
+			return false
+		}
+	}
+	return true
 }

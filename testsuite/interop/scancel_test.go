@@ -49,7 +49,7 @@ func (m *masker) apply(s string) string {
 // priority/basic gives each submission one less priority than the last,
 // so non-zero priorities are masked too (a hold's 0 stays visible).
 var (
-	stateTimes  = regexp.MustCompile(`\b(BootTime|SubmitTime|EligibleTime|AccrueTime|StartTime|EndTime|LastSchedEval|SuspendTime|PreemptEligibleTime|RunTime|LastBusyTime|Deadline)=\S+`)
+	stateTimes  = regexp.MustCompile(`\b(BootTime|SubmitTime|EligibleTime|AccrueTime|StartTime|EndTime|LastSchedEval|SuspendTime|ResizeTime|PreemptEligibleTime|RunTime|LastBusyTime|Deadline)=\S+`)
 	statePrio   = regexp.MustCompile(`\bPriority=[1-9][0-9]*`)
 	reasonStamp = regexp.MustCompile(`\[([^@\]]*)@[^\]]*\]`)
 	secsPreSusp = regexp.MustCompile(`\bSecsPreSuspend=[0-9]+`)

@@ -18,6 +18,9 @@ func scontrolMutationCorpus() []mutCase {
 	held := []string{"--hold", "-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
 	pend := []string{"-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
 	run := []string{"-p", "debug", "-w", "n2", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
+	// run2's batch host is n3.
+	run2 := []string{"-p", "debug", "-N", "2", "-w", "n[3-4]", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
+	excl4 := []string{"-p", "debug", "-w", "n4", "--exclusive", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
 	arr := []string{"--hold", "-p", "down", "-J", "%N", "-a", "1-4", "-t", "30", "--wrap", "true"}
 	nobody := []string{"--uid", "nobody", "--hold", "-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
 	nobodyPend := []string{"--uid", "nobody", "-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
@@ -121,6 +124,19 @@ func scontrolMutationCorpus() []mutCase {
 		{ops: op("update", "JobId=999999", "TimeLimit=10")},
 		{ops: op("update", "JobName=nosuchname", "TimeLimit=5")},
 		{jobs: j(arr), ops: op("update", "JobId=%0_9", "TimeLimit=7")},
+		// Shrinking a running job (NumNodes, ReqNodeList): accepted while
+		// the batch host stays (ResizeTime set even when no node goes), the
+		// released node free at once; refused when it would drop the batch
+		// host or take a node the job does not have.
+		{jobs: j(run2), running: true, ops: upd("NumNodes=1")},
+		{jobs: j(run2), running: true, ops: upd("ReqNodeList=n3")},
+		{jobs: j(run2), running: true, ops: upd("ReqNodeList=n[3-4]")},
+		{jobs: j(run2, excl4), running: true, ops: upd("NumNodes=1")},
+		{jobs: j(run2), running: true, ops: upd("NumNodes=2")},
+		{jobs: j(run2), running: true, ops: upd("ReqNodeList=n4")},
+		{jobs: j(run2), running: true, ops: upd("ReqNodeList=n[1,3]")},
+		{jobs: j(run2), running: true, ops: upd("NumNodes=0")},
+		{jobs: j(run2), running: true, ops: upd("NumNodes=1-2")},
 		// top and notify.
 		{jobs: j(pend, pend), ops: op("top", "%1")},
 		{jobs: j(pend), ops: op("top", "%0")},
