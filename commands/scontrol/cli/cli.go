@@ -72,6 +72,10 @@ type IO struct {
 	// ReadFile reads a file named on the command line (hostlist files).
 	// It returns at most limit bytes.
 	ReadFile func(name string, limit int) ([]byte, error)
+	// WorkDir is where "update" writes the job resize scripts
+	// (slurm_job_<id>_resize.sh/.csh); "" is the process's working
+	// directory, as Slurm's relative file names mean.
+	WorkDir string
 }
 
 // state is scontrol's global state, one per Main call.

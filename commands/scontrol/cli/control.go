@@ -122,6 +122,17 @@ func (s *state) reportArrayErrors(resp *msg.JobArrayErrorsResponse) {
 
 // jobRPC sends a job request answered by RC or RESPONSE_JOB_ARRAY_ERRORS.
 func (s *state) jobRPC(mt msgtype.Type, body any) error {
+	resp, err := s.jobRPCResp(mt, body)
+	if resp != nil {
+		s.reportArrayErrors(resp)
+	}
+	return err
+}
+
+// jobRPCResp is jobRPC that hands back a RESPONSE_JOB_ARRAY_ERRORS reply
+// unreported: slurm_update_job2's caller acts on the success before it
+// reports the entries.
+func (s *state) jobRPCResp(mt msgtype.Type, body any) (*msg.JobArrayErrorsResponse, error) {
 	if d, ok := body.(*msg.JobDesc); ok {
 		// Slurm's packer sets these on every job descriptor it packs,
 		// so real scontrol's hold, release and update requests carry
@@ -133,15 +144,15 @@ func (s *state) jobRPC(mt msgtype.Type, body any) error {
 		// slurmctld 22.05 closes the connection without a reply for
 		// some failures (suspend of an unknown job); the C API then
 		// reports an unexpected message.
-		return slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
+		return nil, slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp, ok := v.(msg.JobArrayErrorsResponse); ok {
-		s.reportArrayErrors(&resp)
+		return &resp, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func (s *state) jobIDError(err error, id string) {

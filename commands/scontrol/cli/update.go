@@ -636,9 +636,15 @@ func (s *state) updateJob(argv []string) bool {
 	failed := false
 	for _, id := range ids {
 		d.JobIDStr = msg.Str(id)
-		if err := s.jobRPC(msgtype.REQUEST_UPDATE_JOB, d); err != nil {
+		resp, err := s.jobRPCResp(msgtype.REQUEST_UPDATE_JOB, d)
+		if err == nil && updateSize {
+			s.writeResizeScripts(id)
+		}
+		if err != nil {
 			s.jobIDError(err, id)
 			failed = true
+		} else if resp != nil {
+			s.reportArrayErrors(resp)
 		}
 	}
 	return failed
