@@ -129,6 +129,26 @@ func TestDaemonize(t *testing.T) {
 	if sid, _ := unix.Getsid(pid); sid != pid {
 		t.Errorf("daemon is not a session leader (sid %d, pid %d)", sid, pid)
 	}
+	// logrotate: the log moved away, SIGUSR2 makes a new one (the
+	// signal's own line is the old file's last; the signals are handled
+	// in turn, so SIGTERM's goes to the new one).
+	logPath := filepath.Join(dir, "slurmctld.log")
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, _ := os.ReadFile(logPath + ".1")
+		if strings.Contains(string(b), "Logrotate signal (SIGUSR2) received") {
+			break
+		}
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatalf("no new log after SIGUSR2 (%q)", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +161,12 @@ func TestDaemonize(t *testing.T) {
 	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
-	log, _ := os.ReadFile(filepath.Join(dir, "slurmctld.log"))
-	for _, want := range []string{"slurmctld version 22.05.8 started on cluster main", "Terminate signal (SIGTERM) received"} {
-		if !strings.Contains(string(log), want) {
-			t.Errorf("log lacks %q:\n%s", want, log)
+	for file, want := range map[string]string{
+		logPath + ".1": "slurmctld version 22.05.8 started on cluster main",
+		logPath:        "Terminate signal (SIGTERM) received",
+	} {
+		if log, _ := os.ReadFile(file); !strings.Contains(string(log), want) {
+			t.Errorf("%s lacks %q:\n%s", file, want, log)
 		}
 	}
 }
@@ -315,5 +337,57 @@ func TestAuthSlurm(t *testing.T) {
 	bad := &client.Client{Controllers: cl.Controllers, Auth: &slurmauth.Slurm{Key: other, Cluster: "main"}, Codec: cd, Sweeps: 1}
 	if err := bad.Ping(ctx, 0); err == nil {
 		t.Error("ping with a wrong key accepted")
+	}
+}
+
+// TestParseArgs: getopt's "cdDf:hiL:n:rRsvV", clustered options, attached
+// and separate arguments, the last of -c/-r/-R winning, operands skipped.
+func TestParseArgs(t *testing.T) {
+	five := 5
+	for _, tc := range []struct {
+		args []string
+		want CLI
+		err  bool
+	}{
+		{nil, CLI{}, false},
+		{[]string{"-D", "-f", "/etc/x.conf"}, CLI{Foreground: true, ConfFile: "/etc/x.conf"}, false},
+		{[]string{"-Dvvf/etc/x.conf"}, CLI{Foreground: true, Verbose: 2, ConfFile: "/etc/x.conf"}, false},
+		{[]string{"-Dd"}, CLI{}, false},
+		{[]string{"-cR"}, CLI{Recover: true}, false},
+		{[]string{"-Rc"}, CLI{Clear: true}, false},
+		{[]string{"-R", "-r"}, CLI{}, false},
+		{[]string{"-i", "-s", "-L", "/tmp/log"}, CLI{Ignore: true, SetWD: true, LogFile: "/tmp/log"}, false},
+		{[]string{"-n5"}, CLI{Nice: &five}, false},
+		{[]string{"-n", "0"}, CLI{}, false},
+		{[]string{"-n", "5x"}, CLI{}, false},
+		{[]string{"operand", "-D"}, CLI{Foreground: true}, false},
+		{[]string{"--", "-D"}, CLI{}, false},
+		{[]string{"-hx"}, CLI{Help: true}, false},
+		{[]string{"-V", "-x"}, CLI{Version: true}, false},
+		{[]string{"-x"}, CLI{}, true},
+		{[]string{"--clear"}, CLI{}, true},
+		{[]string{"-L"}, CLI{}, true},
+	} {
+		var got CLI
+		var errb bytes.Buffer
+		err := parseArgs(&got, tc.args, &errb)
+		if (err != nil) != tc.err {
+			t.Errorf("%q: error %v, want error %v", tc.args, err, tc.err)
+			continue
+		}
+		if tc.err {
+			continue
+		}
+		gotNice, wantNice := -1, -1
+		if got.Nice != nil {
+			gotNice = *got.Nice
+		}
+		if tc.want.Nice != nil {
+			wantNice = *tc.want.Nice
+		}
+		got.Nice, tc.want.Nice = nil, nil
+		if got != tc.want || gotNice != wantNice {
+			t.Errorf("%q: got %+v nice %d, want %+v nice %d", tc.args, got, gotNice, tc.want, wantNice)
+		}
 	}
 }

@@ -54,12 +54,12 @@ func run(cli *CLI, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "slurmctld: fatal: setsid: %v\n", err)
 		return 1
 	}
-	log, closeLog, err := setupLog(cli, cfg, stderr)
+	log, logFile, err := setupLog(cli, cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "slurmctld: fatal: %v\n", err)
 		return 1
 	}
-	defer closeLog()
+	defer logFile.Close()
 	fatal := func(format string, args ...any) int {
 		slurmlog.Fatal(log, fmt.Sprintf(format, args...))
 		return 1
@@ -108,7 +108,7 @@ func run(cli *CLI, stderr io.Writer) int {
 	cd := &codec.Codec{Bodies: msg.Registry(), AcceptAuthSlurm: acceptSlurm}
 	ctld.RegisterBackupBodies(cd.Bodies)
 	d := &daemon{
-		cli: cli, path: path, cfg: cfg, log: log, auth: authn, codec: cd, signer: signer,
+		cli: cli, path: path, cfg: cfg, log: log, logFile: logFile, auth: authn, codec: cd, signer: signer,
 		idx: idx, lns: lns, sw: &ctld.Switch{},
 		served: make(chan error, len(lns)),
 		fatal:  fatal,
@@ -119,8 +119,9 @@ func run(cli *CLI, stderr io.Writer) int {
 		Log:     log,
 	}
 	log.Info(fmt.Sprintf("slurmctld version %s started on cluster %s", ctld.Version, c.ClusterName))
+	ctld.StartMemDump()
 	d.sigs = make(chan os.Signal, 4)
-	signal.Notify(d.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(d.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR2)
 	defer signal.Stop(d.sigs)
 
 	code := d.loop()
@@ -311,8 +312,9 @@ func daemonize(stderr io.Writer) int {
 
 // setupLog opens the log: -L or SlurmctldLogFile, and a copy on standard
 // error in the foreground (or when there is no log file); the level is
-// SlurmctldDebug, or info raised one step per -v.
-func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, func(), error) {
+// SlurmctldDebug, or info raised one step per -v. The file (nil without
+// one) is reopened on SIGUSR2.
+func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, *reopenFile, error) {
 	c := cfg.Conf
 	level, err := slurmlog.ParseLevel(c.SlurmctldDebug)
 	if err != nil {
@@ -323,23 +325,79 @@ func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, func(
 	}
 	flags := []string(c.DebugFlags)
 	var handlers []slog.Handler
-	closer := func() {}
+	var file *reopenFile
 	logFile := c.SlurmctldLogFile
 	if cli.LogFile != "" {
 		logFile = cli.LogFile
 	}
 	if logFile != "" {
-		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o640)
-		if err != nil {
-			return nil, nil, fmt.Errorf("unable to open logfile `%s': %w", logFile, err)
+		file = &reopenFile{path: logFile}
+		if err := file.Reopen(); err != nil {
+			return nil, nil, err
 		}
-		closer = func() { f.Close() }
-		handlers = append(handlers, slurmlog.New(f, slurmlog.Options{Level: level, DebugFlags: flags}))
+		handlers = append(handlers, slurmlog.New(file, slurmlog.Options{Level: level, DebugFlags: flags}))
 	}
 	if cli.Foreground || logFile == "" {
 		handlers = append(handlers, slurmlog.New(stderr, slurmlog.Options{Level: level, DebugFlags: flags, Program: "slurmctld"}))
 	}
-	return slog.New(slurmlog.Fanout(handlers)), closer, nil
+	return slog.New(slurmlog.Fanout(handlers)), file, nil
+}
+
+// reopenFile is the log file, reopened by path on SIGUSR2 so that
+// logrotate can move it away (Slurm's "Logrotate signal").
+type reopenFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+func (r *reopenFile) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return 0, os.ErrClosed
+	}
+	return r.f.Write(p)
+}
+
+// Reopen opens the path again (creating it) and closes the old file.
+func (r *reopenFile) Reopen() error {
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o640)
+	if err != nil {
+		return fmt.Errorf("unable to open logfile `%s': %w", r.path, err)
+	}
+	r.mu.Lock()
+	old := r.f
+	r.f = f
+	r.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// Close closes the file; a nil reopenFile (no log file) does nothing.
+func (r *reopenFile) Close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// logrotate is SIGUSR2: the log file is reopened.
+func (d *daemon) logrotate() {
+	d.log.Info("Logrotate signal (SIGUSR2) received")
+	if d.logFile == nil {
+		return
+	}
+	if err := d.logFile.Reopen(); err != nil {
+		d.log.Error(err.Error())
+	}
 }
 
 // setWorkDir is -s (the log file's directory, else StateSaveLocation);
@@ -407,20 +465,21 @@ func security(cfg *ctld.Config) (auth.Authenticator, bool, error) {
 // daemon is what stays across the switches between standby and control:
 // the sockets, the server and its switching handler, the signals.
 type daemon struct {
-	cli    *CLI
-	path   string
-	cfg    *ctld.Config
-	log    *slog.Logger
-	auth   auth.Authenticator
-	codec  *codec.Codec
-	signer jobcred.Signer
-	idx    int
-	lns    []net.Listener
-	sw     *ctld.Switch
-	srv    *server.Server
-	sigs   chan os.Signal
-	served chan error
-	fatal  func(format string, args ...any) int
+	cli     *CLI
+	path    string
+	cfg     *ctld.Config
+	log     *slog.Logger
+	logFile *reopenFile
+	auth    auth.Authenticator
+	codec   *codec.Codec
+	signer  jobcred.Signer
+	idx     int
+	lns     []net.Listener
+	sw      *ctld.Switch
+	srv     *server.Server
+	sigs    chan os.Signal
+	served  chan error
+	fatal   func(format string, args ...any) int
 
 	serving   bool
 	notified  bool
@@ -539,6 +598,8 @@ func (d *daemon) standby() (took bool, code int) {
 					d.cfg = cfg
 				}
 			case syscall.SIGPIPE:
+			case syscall.SIGUSR2:
+				d.logrotate()
 			default:
 				d.log.Info("Terminate signal (SIGINT or SIGTERM) received")
 				stop()
@@ -629,6 +690,11 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 		defer bg.Done()
 		ctl.Run(ctx)
 	}()
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		ctld.RunMemTrim(ctx)
+	}()
 	d.notifyReady()
 	log.Info("Running as primary controller")
 	if timeout := time.Duration(cfg.Conf.SlurmctldTimeout) * time.Second; d.idx == 0 && timeout > 0 && len(peers.Client.Controllers) > 1 {
@@ -663,6 +729,8 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 					go ctl.ReconfigureNodes()
 				}
 			case syscall.SIGPIPE:
+			case syscall.SIGUSR2:
+				d.logrotate()
 			default:
 				log.Info(fmt.Sprintf("Terminate signal (%s) received", sigName(s)))
 				running = false

@@ -124,18 +124,43 @@ func (p *PackedJobInfo) AppendTo(dst []byte) []byte {
 		r := &p.recs[i]
 		at := len(dst)
 		dst = append(dst, r.b...)
-		// pack_time: a big-endian 64-bit integer (pack.Writer.Time).
-		if r.offStart >= 0 {
-			binary.BigEndian.PutUint64(dst[at+int(r.offStart):], uint64(r.start))
-		}
-		if r.offEnd >= 0 {
-			binary.BigEndian.PutUint64(dst[at+int(r.offEnd):], uint64(r.end))
-		}
-		if r.offEval >= 0 {
-			binary.BigEndian.PutUint64(dst[at+int(r.offEval):], uint64(r.eval))
-		}
+		r.patch(dst[at:])
 	}
 	return dst
+}
+
+// WriteTo packs the body into w. The list is the largest reply the
+// controller sends (megabytes at 10,000 jobs), so it goes straight into
+// w's buffer, grown once to the final size, rather than through a copy
+// and repeated doublings: each of those would be garbage the heap has
+// to grow for.
+func (p *PackedJobInfo) WriteTo(w *pack.Writer) {
+	if b := w.Bytes(); cap(b)-len(b) < p.size {
+		nb := make([]byte, len(b), len(b)+p.size)
+		copy(nb, b)
+		*w = *pack.NewWriter(nb)
+	}
+	w.Raw(p.head)
+	for i := range p.recs {
+		r := &p.recs[i]
+		at := w.Len()
+		w.Raw(r.b)
+		r.patch(w.Bytes()[at:])
+	}
+}
+
+// patch writes the current times over the sentinels of b, a copy of r.b
+// (pack_time: a big-endian 64-bit integer, as pack.Writer.Time).
+func (r *packedRec) patch(b []byte) {
+	if r.offStart >= 0 {
+		binary.BigEndian.PutUint64(b[r.offStart:], uint64(r.start))
+	}
+	if r.offEnd >= 0 {
+		binary.BigEndian.PutUint64(b[r.offEnd:], uint64(r.end))
+	}
+	if r.offEval >= 0 {
+		binary.BigEndian.PutUint64(b[r.offEval:], uint64(r.eval))
+	}
 }
 
 // infoCache holds one Manager's packed records.

@@ -31,7 +31,7 @@ func RegisterPackedJobInfo(g *codec.Registry) error {
 			if v != p.version {
 				return fmt.Errorf("%w: RESPONSE_JOB_INFO packed at %v, sent at %v", codec.ErrEncode, p.version, v)
 			}
-			w.Raw(p.AppendTo(nil))
+			p.WriteTo(w)
 			return nil
 		},
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -388,4 +389,33 @@ func TestRegisterPackedJobInfo(t *testing.T) {
 func sum[T any](h *contentHasher, v *T) uint64 {
 	s, _ := sumOf(h, v, nil)
 	return s
+}
+
+// WriteTo packs what AppendTo does, after what the writer holds already,
+// with the pending jobs' times patched in, whatever the writer's spare
+// capacity.
+func TestPackedJobInfoWriteTo(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	for range 3 {
+		mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	}
+	p, err := m.PackJobInfo(codec.Version2205, cl, len(cl.Nodes), msg.ShowAll, ^uint32(0), nil, t0+5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := p.AppendTo(nil)
+	if want := wantList(t, m, cl, msg.ShowAll, ^uint32(0), nil, t0+5); !bytes.Equal(body, want) {
+		t.Fatal("AppendTo differs from the list packed field by field")
+	}
+	prefix := []byte("head")
+	for _, spare := range []int{0, 10, len(body)} {
+		buf := make([]byte, len(prefix), len(prefix)+spare)
+		copy(buf, prefix)
+		w := pack.NewWriter(buf)
+		p.WriteTo(w)
+		if got := w.Bytes(); !bytes.Equal(got, append(slices.Clone(prefix), body...)) {
+			t.Fatalf("spare %d: WriteTo wrote %d bytes, want prefix and the %d-byte body", spare, len(got), len(body))
+		}
+	}
 }
