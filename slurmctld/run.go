@@ -565,6 +565,7 @@ func (d *daemon) newStandby(stop func()) *ctld.Standby {
 		StateLocked:    func() (bool, error) { return state.Locked(dir) },
 		Shutdown:       stop,
 		Log:            d.log,
+		Config:         d.cfg,
 	}
 }
 
@@ -722,9 +723,15 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 			switch s {
 			case syscall.SIGHUP:
 				log.Info("Reconfigure signal (SIGHUP) received")
-				if err := ctl.Reconfigure(); err != nil {
+				switch err := ctl.ReconfigureSignal(); {
+				case errors.Is(err, ctld.ErrNeedRestart):
+					// The new configuration is in place; only the
+					// nodes are not told, as 22.05 does.
 					log.Error(fmt.Sprintf("reconfigure: %v", err))
-				} else {
+					d.cfg = ctl.Config()
+				case err != nil:
+					log.Error(fmt.Sprintf("reconfigure: %v", err))
+				default:
 					d.cfg = ctl.Config()
 					go ctl.ReconfigureNodes()
 				}

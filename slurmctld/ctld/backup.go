@@ -13,6 +13,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/pack"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
 // Backup controllers, as 22.05 runs them (backup.c, controller.c): the
@@ -23,7 +24,11 @@ import (
 // It asks the controllers before it for their status every
 // SlurmctldTimeout/3 and takes over when none answered for
 // SlurmctldTimeout, or at once after REQUEST_TAKEOVER once they stop
-// answering. A controller coming back sends REQUEST_CONTROL to the
+// answering; a heartbeat file a controller before it wrote in
+// StateSaveLocation since counts as an answer (heartbeat.go). The
+// controller in control runs SlurmctldPrimaryOnProg and writes that file;
+// SlurmctldPrimaryOffProg runs when the primary stops and when a backup
+// enters standby (backup_primaryprog.go). A controller coming back sends REQUEST_CONTROL to the
 // backups; one in control saves its state and returns to standby before
 // it answers.
 //
@@ -53,8 +58,15 @@ type ControlStatus struct {
 
 // RegisterBackupBodies adds the bodies of the backup protocol that
 // protocol/msg does not have: REQUEST_CONTROL (empty) and
-// RESPONSE_CONTROL_STATUS (u16 backup_inx, time control_time).
+// RESPONSE_CONTROL_STATUS (u16 backup_inx, time control_time). It also
+// installs the packed REQUEST_JOB_INFO reply New needs: a daemon calls
+// it before serving, so a backup taking over (New while the standby
+// server reads the registry) does not write to it.
 func RegisterBackupBodies(g *codec.Registry) {
+	if !jobs.AcceptsPackedJobInfo(g) {
+		// An error (no RESPONSE_JOB_INFO codec) is New's to report.
+		_ = jobs.RegisterPackedJobInfo(g)
+	}
 	g.Register(msgtype.REQUEST_CONTROL, codec.BodyCodec{
 		Decode: func(*pack.Reader, codec.Version) (any, error) { return codec.Empty{}, nil },
 		Encode: func(*pack.Writer, codec.Version, any) error { return nil },

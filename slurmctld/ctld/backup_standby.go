@@ -36,6 +36,11 @@ type Standby struct {
 	Tick, StartDelay time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Config, when set, names the SlurmctldPrimaryOffProg run on entering
+	// standby and the StateSaveLocation whose heartbeat file (written by
+	// the controller in control) counts as an answer from a controller
+	// before this one.
+	Config *Config
 
 	mu           sync.Mutex
 	lastResponse time.Time
@@ -125,6 +130,9 @@ func (s *Standby) Wait(ctx context.Context) bool {
 	} else if delay == 0 {
 		delay = 5 * time.Second
 	}
+	if s.Config != nil {
+		RunPrimaryProg(s.Config, false, s.Log)
+	}
 	s.Log.Info("slurmctld running in background mode")
 	s.mu.Lock()
 	s.lastResponse = s.now()
@@ -155,10 +163,10 @@ func (s *Standby) Wait(ctx context.Context) bool {
 			return false
 		}
 		s.mu.Lock()
-		silent := s.now().Sub(s.lastResponse)
+		last := s.lastResponse
 		takeover = s.takeover
 		s.mu.Unlock()
-		if !takeover && silent <= s.Timeout {
+		if !takeover && s.now().Sub(s.lastAlive(last)) <= s.Timeout {
 			continue
 		}
 		if s.stateHeld() {
@@ -168,6 +176,29 @@ func (s *Standby) Wait(ctx context.Context) bool {
 			s.Peers.name(0), s.Peers.Index, s.Peers.name(s.Peers.Index)))
 		return true
 	}
+}
+
+// lastAlive is when the controllers before this one were last known
+// alive: their last answer, or the heartbeat file's time when it is later
+// and was written by one of them (a controller after this one in control
+// writes it too, and says nothing about those before).
+func (s *Standby) lastAlive(last time.Time) time.Time {
+	if s.Config == nil || s.Config.Conf.StateSaveLocation == "" {
+		return last
+	}
+	at, idx, err := ReadHeartbeat(s.Config.Conf.StateSaveLocation)
+	if err != nil {
+		s.Log.Error("get_last_heartbeat: " + err.Error())
+	}
+	s.Log.Debug(fmt.Sprintf("run_backup: last_heartbeat %d from server %d", at, idx))
+	switch {
+	case idx > s.Peers.Index:
+		s.Log.Info(fmt.Sprintf("Lower priority slurmctld is currently primary (%d > %d)", idx, s.Peers.Index))
+	case at > last.Unix():
+		s.Log.Debug(fmt.Sprintf("Last message to the controller was at %d, but the last heartbeat was written at %d, trusting the filesystem instead of the network and not asserting control at this time.", last.Unix(), at))
+		return time.Unix(at, 0)
+	}
+	return last
 }
 
 // stateHeld is goslurm's guard: a controller still holding

@@ -75,8 +75,14 @@ type Control struct {
 	Relinquish func() <-chan struct{}
 }
 
-// Install sets c's handlers on ctl.
+// Install sets c's handlers on ctl, and makes ctl's Run act as the
+// controller in control: it runs SlurmctldPrimaryOnProg, writes the
+// heartbeat file while backups are configured and, for the primary, runs
+// SlurmctldPrimaryOffProg when it stops.
 func (c *Control) Install(ctl *Controller) {
+	ctl.mu.Lock()
+	ctl.control = c
+	ctl.mu.Unlock()
 	ctl.Handle(msgtype.REQUEST_CONTROL_STATUS, server.HandlerFunc(func(context.Context, *server.Request) *server.Response {
 		return &server.Response{MsgType: msgtype.RESPONSE_CONTROL_STATUS,
 			Body: ControlStatus{BackupInx: uint16(c.Index), ControlTime: c.ControlTime}}

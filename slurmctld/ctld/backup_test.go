@@ -2,13 +2,19 @@ package ctld
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/auth"
 	"github.com/goslurm/goslurm/credential/munge/mungetest"
 	"github.com/goslurm/goslurm/protocol/client"
@@ -208,5 +214,136 @@ func TestSwitchDrain(t *testing.T) {
 	}
 	if rc := rcOf(t, sw.Serve(context.Background(), &server.Request{})); rc != slurmerr.ESLURM_IN_STANDBY_MODE {
 		t.Errorf("between modes: rc %d", rc)
+	}
+}
+
+// writeProg writes an executable shell script that appends word to out.
+func writeProg(t *testing.T, dir, name, word, out string, exit int) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	script := fmt.Sprintf("#!/bin/sh\necho %s >> %s\nexit %d\n", word, out, exit)
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func progConfig(on, off string) *Config {
+	return &Config{Conf: &conf.Config{SlurmctldPrimaryOnProg: on, SlurmctldPrimaryOffProg: off}}
+}
+
+// TestRunPrimaryProg: the program runs (its exit logged as 22.05 logs
+// it); a program that cannot be executed is reported and skipped.
+func TestRunPrimaryProg(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "events")
+	ok := writeProg(t, dir, "on.sh", "on", out, 0)
+	bad := writeProg(t, dir, "off.sh", "off", out, 3)
+	noexec := filepath.Join(dir, "noexec.sh")
+	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		cfg      *Config
+		on       bool
+		log, out string
+	}{
+		{"on", progConfig(ok, ""), true, "_wait_primary_prog: SlurmctldPrimaryOnProg completed successfully", "on\n"},
+		{"off fails", progConfig(ok, bad), false, "_wait_primary_prog: SlurmctldPrimaryOffProg exit status 3:0", "off\n"},
+		{"not executable", progConfig(noexec, ""), true, "_run_primary_prog: Invalid SlurmctldPrimaryOnProg: Permission denied", ""},
+		{"missing", progConfig("", filepath.Join(dir, "nope")), false, "_run_primary_prog: Invalid SlurmctldPrimaryOffProg: No such file or directory", ""},
+		{"unset", progConfig("", ""), false, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = os.Remove(out)
+			var buf syncBuffer
+			done := RunPrimaryProg(tc.cfg, tc.on, slog.New(slog.NewTextHandler(&buf, nil)))
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("program did not end")
+			}
+			if !strings.Contains(buf.String(), tc.log) {
+				t.Errorf("log %q lacks %q", buf.String(), tc.log)
+			}
+			b, _ := os.ReadFile(out)
+			if string(b) != tc.out {
+				t.Errorf("program wrote %q, want %q", b, tc.out)
+			}
+		})
+	}
+}
+
+// TestInControl: a controller in control runs SlurmctldPrimaryOnProg and,
+// with a backup configured, writes the heartbeat file with its index;
+// when it stops, the primary runs SlurmctldPrimaryOffProg and a backup
+// does not (it runs it on entering standby).
+func TestInControl(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		index    int
+		backups  bool
+		events   string
+		hearbeat bool
+	}{
+		{"primary with backup", 0, true, "on\noff\n", true},
+		{"backup in control", 1, true, "on\n", true},
+		{"primary alone", 0, false, "on\noff\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "events")
+			extra := fmt.Sprintf("StateSaveLocation=%s\nSlurmctldTimeout=8\nSlurmctldPrimaryOnProg=%s\nSlurmctldPrimaryOffProg=%s\n",
+				dir, writeProg(t, dir, "on.sh", "on", out, 0), writeProg(t, dir, "off.sh", "off", out, 0))
+			if tc.backups {
+				extra += "SlurmctldHost=backup\n"
+			}
+			ctl, _ := newTestController(t, extra)
+			(&Control{Index: tc.index}).Install(ctl)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			ctl.inControl(ctx, ctl.control, &wg)
+			waitFile := func(want string) {
+				t.Helper()
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					b, _ := os.ReadFile(out)
+					if string(b) == want {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("events %q, want %q", b, want)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			waitFile("on\n")
+			if tc.hearbeat {
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					at, idx, err := ReadHeartbeat(dir)
+					if err == nil {
+						if idx != tc.index || at != 1_800_000_000 {
+							t.Errorf("heartbeat %d from %d, want %d from %d", at, idx, 1_800_000_000, tc.index)
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no heartbeat: %v", err)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			cancel()
+			wg.Wait()
+			waitFile(tc.events)
+			if !tc.hearbeat {
+				if _, _, err := ReadHeartbeat(dir); err == nil {
+					t.Error("heartbeat written without a backup configured")
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -17,7 +18,9 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/jobs"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
 // Version is the Slurm release goslurm's controller reports.
@@ -69,8 +72,15 @@ type Controller struct {
 	lastPing       int64
 	lastPingTO     int64
 
-	jobs *jobCore  // nil until AttachJobs
-	resv resvTable // advanced reservations (resv.go)
+	// keptHW holds, for nodes whose hardware slurm.conf changed since the
+	// controller started, the hardware they had then: 22.05 shows the new
+	// values but its node records, which the select plugin allocates
+	// from, keep the old ones until slurmctld restarts.
+	keptHW map[string]nodeHW
+
+	jobs    *jobCore  // nil until AttachJobs
+	control *Control  // set by Control.Install: Run acts as the controller in control
+	resv    resvTable // advanced reservations (resv.go)
 
 	muxMu sync.RWMutex
 	mux   server.Mux
@@ -89,12 +99,15 @@ func New(opts Options) (*Controller, error) {
 	if c.cd == nil {
 		c.cd = &codec.Codec{Bodies: msg.Registry()}
 	}
-	// REQUEST_JOB_INFO answers from cached packed records (rpcJobInfo).
-	if err := jobs.RegisterPackedJobInfo(c.cd.Bodies); err != nil {
-		return nil, err
+	// REQUEST_JOB_INFO answers from cached packed records (rpcJobInfo);
+	// a daemon's registry has the reply already (RegisterBackupBodies).
+	if !jobs.AcceptsPackedJobInfo(c.cd.Bodies) {
+		if err := jobs.RegisterPackedJobInfo(c.cd.Bodies); err != nil {
+			return nil, err
+		}
 	}
 	c.boot = c.now().Unix()
-	if err := c.load(opts.Config, nil); err != nil {
+	if err := c.load(opts.Config, nil, false); err != nil {
 		return nil, err
 	}
 	c.mux = c.defaultMux()
@@ -104,16 +117,30 @@ func New(opts Options) (*Controller, error) {
 // load installs a configuration. On reconfigure (old != nil) the nodes
 // that still exist keep what 22.05's _restore_node_state keeps: state
 // (slurm.conf's DOWN and DRAIN still apply), reason unless slurm.conf sets
-// one, comment, extra, and what registrations reported. Features
-// come from slurm.conf again, active ones equal to them (_set_features
-// without a node_features plugin). Partitions are slurm.conf's; Reconfigure
+// one, comment, extra, and what registrations reported. Features and
+// weight come from slurm.conf again, active features equal to them
+// (_set_features without a node_features plugin), unless keepFeatures
+// (SIGHUP) keeps them as they were. Partitions are slurm.conf's; Reconfigure
 // restores the old ones as ReconfigFlags says.
-func (c *Controller) load(cfg *Config, old map[string]*Node) error {
+//
+// Their CPUs, sockets, cores, threads and memory are shown as slurm.conf
+// now says (22.05 packs the config record's), while the scheduler keeps
+// allocating what they had before (keptHW, ApplyKeptHardware: 22.05's
+// node record keeps the old values until a restart). Registrations are
+// checked against slurm.conf's new values, so a node that no longer fits
+// is set INVAL and drained when it registers again.
+//
+// A configured CPU count that changed is ErrNeedRestart (after the new
+// configuration is installed, as 22.05, whose reconfigure then answers
+// ESLURM_NEED_RESTART and does not tell the nodes to reconfigure).
+func (c *Controller) load(cfg *Config, old map[string]*Node, keepFeatures bool) error {
 	now := c.now().Unix()
 	nodes, err := newNodes(cfg.Conf, now, cfg.SlurmUID)
 	if err != nil {
 		return err
 	}
+	var needRestart error
+	kept := map[string]nodeHW{}
 	powerSave := cfg.Conf.SuspendProgram != "" && cfg.Conf.ResumeProgram != ""
 	if old != nil {
 		c.log.Info("restoring original state of nodes")
@@ -129,6 +156,33 @@ func (c *Controller) load(cfg *Config, old map[string]*Node) error {
 		}
 		if restoreNode(n, o, powerSave) {
 			cleared = append(cleared, n.Name)
+		}
+		// restore_node_features: scontrol's weight and (SIGHUP, recover
+		// 2) features differ from slurm.conf; SIGHUP keeps both, a
+		// reconfigure RPC neither. GRES are slurm.conf's either way.
+		if o.Weight != n.Weight {
+			c.log.Error(fmt.Sprintf("Node %s Weight(%d) differ from slurm.conf", n.Name, o.Weight))
+			if keepFeatures {
+				n.Weight = o.Weight
+			}
+		}
+		if keepFeatures {
+			if o.Features != n.Features {
+				c.log.Error(fmt.Sprintf("Node %s Features(%s) differ from slurm.conf", n.Name, nullText(optStr(o.Features))))
+			}
+			n.setFeatures(o.Features, o.FeaturesAct)
+			n.actEmpty = o.actEmpty
+		}
+		if o.CPUs != n.CPUs {
+			c.log.Error(fmt.Sprintf("Configured cpu count change on %s (%d to %d)", n.Name, o.CPUs, n.CPUs))
+			needRestart = ErrNeedRestart
+		}
+		hw, ok := c.keptHW[o.Name]
+		if !ok {
+			hw = hardwareOf(o)
+		}
+		if hw != hardwareOf(n) {
+			kept[n.Name] = hw
 		}
 	}
 	if len(cleared) > 0 {
@@ -147,8 +201,45 @@ func (c *Controller) load(cfg *Config, old map[string]*Node) error {
 		return err
 	}
 	c.cfg, c.nodes, c.nodeIndex, c.parts = cfg, nodes, idx, parts
+	c.keptHW = kept
 	c.confUpdate, c.lastNodeUpdate, c.lastPartUpdate = now, now, now
-	return nil
+	return needRestart
+}
+
+// ErrNeedRestart is ESLURM_NEED_RESTART: a reconfigure changed a node's
+// configured CPU count, which takes effect only when slurmctld restarts.
+var ErrNeedRestart error = slurmerr.Error{Code: slurmerr.ESLURM_NEED_RESTART}
+
+// nodeHW is what the scheduler allocates of a node: CPUs, sockets (all
+// boards), cores per socket, threads per core, memory.
+type nodeHW struct {
+	CPUs, Sockets, Cores, Threads uint16
+	RealMemory                    uint64
+}
+
+func hardwareOf(n *Node) nodeHW {
+	return nodeHW{CPUs: n.CPUs, Sockets: n.Sockets, Cores: n.Cores, Threads: n.Threads, RealMemory: n.RealMemory}
+}
+
+// ApplyKeptHardware gives the scheduler's view of the nodes (in node
+// table order) the hardware kept across reconfigures: jobs are placed on
+// the CPUs and memory the nodes had when slurmctld started, as 22.05's
+// select plugin does, while scontrol and sinfo show slurm.conf's values.
+// Called under the lock, when the view is built from the configuration.
+func (c *Controller) ApplyKeptHardware(nodes []sched.Node) {
+	for i := range nodes {
+		hw, ok := c.keptHW[nodes[i].Name]
+		if !ok {
+			continue
+		}
+		n := &nodes[i]
+		n.Sockets, n.CoresPerSocket, n.ThreadsPerCore = max(hw.Sockets, 1), max(hw.Cores, 1), max(hw.Threads, 1)
+		n.CPUs = hw.CPUs
+		if n.CPUs == 0 {
+			n.CPUs = n.Sockets * n.CoresPerSocket * n.ThreadsPerCore
+		}
+		n.RealMemory = hw.RealMemory
+	}
 }
 
 // restoreNode carries node o's run-time record over to n, built from the
@@ -194,8 +285,9 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 // KeepPartInfo the partitions keep what scontrol changed (and those only
 // scontrol created come back), with KeepPartState only their State (of
 // those slurm.conf still has); without either, slurm.conf's partitions
-// stand. Called under the write lock, after load.
-func (c *Controller) restoreParts(old []*Partition, oldDefault string) {
+// stand. SIGHUP's reconfigure (signal) restores as KeepPartInfo unless
+// KeepPartState alone is set. Called under the write lock, after load.
+func (c *Controller) restoreParts(old []*Partition, oldDefault string, signal bool) {
 	info, state := false, false
 	for _, f := range c.cfg.Conf.ReconfigFlags {
 		switch {
@@ -205,8 +297,9 @@ func (c *Controller) restoreParts(old []*Partition, oldDefault string) {
 			state = true
 		}
 	}
+	full := info || (signal && !state)
 	switch {
-	case info:
+	case info || signal:
 		c.log.Info("restoring original partition state")
 	case state:
 		c.log.Info("restoring original partition state only (up/down)")
@@ -216,14 +309,14 @@ func (c *Controller) restoreParts(old []*Partition, oldDefault string) {
 	for _, o := range old {
 		p := c.findPart(o.Name)
 		switch {
-		case p != nil && !info:
+		case p != nil && !full:
 			if p.StateUp != o.StateUp {
 				c.log.Info(fmt.Sprintf("Partition %s State differs from slurm.conf", p.Name))
 				p.StateUp = o.StateUp
 			}
 		case p != nil:
 			c.keepPartInfo(p, o)
-		case !info:
+		case !full:
 			c.log.Info(fmt.Sprintf("Partition %s missing from slurm.conf, not restoring it", o.Name))
 			continue
 		default:
@@ -404,8 +497,19 @@ func (c *Controller) Serve(ctx context.Context, r *server.Request) *server.Respo
 	return h.Serve(ctx, r)
 }
 
-// Reconfigure reads slurm.conf again (REQUEST_RECONFIGURE, SIGHUP).
-func (c *Controller) Reconfigure() error {
+// Reconfigure reads slurm.conf again (REQUEST_RECONFIGURE). An
+// error carrying a Slurm code (errors.As slurmerr.Error; ErrNeedRestart)
+// is the reply's return code; after any error the nodes are not told to
+// reconfigure.
+func (c *Controller) Reconfigure() error { return c.reconfigure(false) }
+
+// ReconfigureSignal is SIGHUP's reconfigure, 22.05's read_slurm_conf(2,
+// true): as Reconfigure, but the nodes also keep the features and weight
+// scontrol gave them, and the partitions what scontrol changed (as
+// KeepPartInfo, or their State alone with KeepPartState alone).
+func (c *Controller) ReconfigureSignal() error { return c.reconfigure(true) }
+
+func (c *Controller) reconfigure(signal bool) error {
 	if c.opts.Reload == nil {
 		return nil
 	}
@@ -421,16 +525,19 @@ func (c *Controller) Reconfigure() error {
 			oldDefault = p.Name
 		}
 	}
-	if err := c.load(cfg, c.nodeIndex); err != nil {
-		return err
+	// ErrNeedRestart leaves the new configuration installed: the rest
+	// of the reconfigure goes on, and the error is the answer.
+	loadErr := c.load(cfg, c.nodeIndex, signal)
+	if loadErr != nil && !errors.Is(loadErr, ErrNeedRestart) {
+		return loadErr
 	}
-	c.restoreParts(oldParts, oldDefault)
+	c.restoreParts(oldParts, oldDefault, signal)
 	if c.jobs != nil && c.jobs.opts.Reconfig != nil {
 		if err := c.jobs.opts.Reconfig(cfg); err != nil {
 			return err
 		}
 	}
-	return nil
+	return loadErr
 }
 
 // Sender returns the agent that sends to slurmd nodes through forwarding
@@ -452,6 +559,12 @@ func (c *Controller) Sender() *forward.Sender {
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	c.mu.RLock()
+	ctrl := c.control
+	c.mu.RUnlock()
+	if ctrl != nil {
+		c.inControl(ctx, ctrl, &wg)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -473,4 +586,27 @@ func (c *Controller) Run(ctx context.Context) {
 
 func expandNodes(expr string) ([]string, error) {
 	return hostlist.Expand(expr)
+}
+
+// inControl is what 22.05's main loop does on taking control, after
+// "Running as primary controller": SlurmctldPrimaryOnProg, then the
+// heartbeat while backups are configured. When ctx ends the heartbeat
+// stops and the primary runs SlurmctldPrimaryOffProg (a backup runs it on
+// entering standby again).
+func (c *Controller) inControl(ctx context.Context, ctrl *Control, wg *sync.WaitGroup) {
+	cfg := c.Config()
+	RunPrimaryProg(cfg, true, c.log)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if len(cfg.Conf.SlurmctldHost) < 2 {
+			c.log.Debug("No backup controllers, not launching heartbeat.")
+		} else {
+			runHeartbeat(ctx, c.Config, ctrl.Index, c.now, c.log)
+		}
+		<-ctx.Done()
+		if ctrl.Index == 0 {
+			RunPrimaryProg(c.Config(), false, c.log)
+		}
+	}()
 }

@@ -141,6 +141,7 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 		if len(snap.Nodes) != len(c.nodes) {
 			return nil, fmt.Errorf("ctld: scheduler view has %d nodes, the controller %d", len(snap.Nodes), len(c.nodes))
 		}
+		c.ApplyKeptHardware(snap.Nodes)
 		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Config: snap.Config}
 		jc.clCfg = c.cfg
 	}

@@ -192,7 +192,7 @@ func (c *Controller) rpcReconfigure(_ context.Context, r *server.Request) *serve
 	c.log.Info("Processing Reconfiguration Request")
 	if err := c.Reconfigure(); err != nil {
 		c.log.Error(fmt.Sprintf("_slurm_rpc_reconfigure_controller: %v", err))
-		return server.RC(slurmerr.SLURM_ERROR)
+		return server.RC(slurmerr.Code(err))
 	}
 	c.log.Info("_slurm_rpc_reconfigure_controller: completed")
 	return &server.Response{MsgType: msgtype.RESPONSE_SLURM_RC, Body: rc0(), After: func(error) { c.ReconfigureNodes() }}
