@@ -74,6 +74,7 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 	if err != nil {
 		return nil, Outcome{}, err
 	}
+	queuedRC := queuedCode(j)
 	if err := m.register(j, now); err != nil {
 		return nil, Outcome{}, err
 	}
@@ -104,7 +105,30 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 	if rcErr != nil {
 		return nil, out, rcErr
 	}
-	return m.allocation(j), out, nil
+	a := m.allocation(j)
+	if !j.Running() {
+		// The reply of a queued job carries what job_allocate returned
+		// for it; srun and salloc print it before they wait.
+		a.ErrorCode = uint32(queuedRC)
+	}
+	return a, out, nil
+}
+
+// queuedCode is the code job_allocate returns for an allocation it
+// queues, from the reason the submission checks gave (0 for none):
+// _select_nodes_parts' error when no partition could take the job as
+// configured or is up, ESLURM_JOB_HELD for a held job. Busy resources
+// give 0, as job_allocate clears ESLURM_NODES_BUSY.
+func queuedCode(j *Job) int {
+	switch {
+	case j.Hold != HoldNone:
+		return slurmerr.ESLURM_JOB_HELD
+	case j.Reason == uint16(sched.ReasonPartConfig):
+		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+	case j.Reason == uint16(sched.ReasonPartDown):
+		return slurmerr.ESLURM_PARTITION_DOWN
+	}
+	return 0
 }
 
 // WillRun handles REQUEST_JOB_WILL_RUN (sbatch/srun --test-only): when and

@@ -301,7 +301,7 @@ func (m *Manager) allocationOf(j *Job) sched.Allocation {
 func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	sj := sched.Job{JobID: j.ID, Priority: j.Priority, SubmitTime: j.SubmitTime, BeginTime: j.BeginTime,
 		UserID: j.UserID, GroupID: j.GroupID, Account: j.Account, QOS: j.QOS,
-		Partitions: j.Partitions, Features: j.Features, Contiguous: j.Contiguous == 1,
+		Partitions: j.Partitions, PartitionPriorities: m.PartitionPriorities(j), Features: j.Features, Contiguous: j.Contiguous == 1,
 		TimeLimit: j.TimeLimit, TimeMin: zeroIfNoVal(j.TimeMin), Reservation: j.Reservation}
 	if u, ok := m.user(j.UserID); ok {
 		sj.Groups = u.Groups
@@ -324,6 +324,17 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	if j.PnMinCPUs != NoVal16 && j.PnMinCPUs > 1 {
 		sj.MinCPUs = uint32(j.PnMinCPUs)
 	}
+	// job_limits_check's CPU count: the job's minimum CPUs, else its
+	// minimum node count (as limitsCheck takes them).
+	switch {
+	case j.MinCPUs != NoVal:
+		sj.TotalCPUs = j.MinCPUs
+	case j.MinNodes != NoVal:
+		sj.TotalCPUs = j.MinNodes
+	}
+	// No accounting database: the job's association, so its account, is
+	// never known to the partitions' account lists.
+	sj.AccountUnknown = true
 	switch {
 	case j.PnMinMemory == NoVal64:
 	case j.PnMinMemory == 0:
@@ -414,6 +425,11 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 			j.Reason = uint16(p.Reason)
 			m.touch(j, now)
 		}
+		if p.Desc == "" && isAcctDesc(j.StateDesc) {
+			// The account lists' description goes with their reason.
+			j.StateDesc = ""
+			m.touch(j, now)
+		}
 		m.setPendingDesc(j, p, now)
 		if j.EstStart != p.StartTime {
 			j.EstStart = p.StartTime
@@ -481,6 +497,9 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	return nil
 }
 
+// isAcctDesc reports a state description part_policy_valid_acct gives.
+func isAcctDesc(desc string) bool { return strings.HasPrefix(desc, "Job's account not ") }
+
 // timeLimit is the job's limit in minutes with the partition's MaxTime
 // standing for an unset one.
 func (m *Manager) timeLimit(j *Job, cl *Cluster) uint32 {
@@ -509,3 +528,54 @@ func (m *Manager) limitSeconds(j *Job, cl *Cluster) int64 {
 func (j *Job) nodeList() string { return hostlist.Compress(j.Nodes) }
 
 func joinPartitions(p []string) string { return strings.Join(p, ",") }
+
+// PendingNodeCount is the node count the record of a job that never had
+// nodes shows, as pack_job derives it when select_nodes left no estimate
+// (node_cnt_wag): from the task count and the biggest node of the job's
+// partition (by --ntasks-per-node, --cpus-per-task or
+// --ntasks-per-core when given), never below the job's minimum.
+func (m *Manager) PendingNodeCount(j *Job, cl *Cluster) uint32 {
+	minN := j.MinNodes
+	if minN == NoVal {
+		minN = 0
+	}
+	tasks := j.NumTasks
+	if tasks == NoVal {
+		tasks = 0
+	}
+	name := j.Partition
+	if name == "" && len(j.Partitions) > 0 {
+		name = j.Partitions[0]
+	}
+	var idx []int
+	if p := cl.partition(name); p != nil {
+		idx = p.Nodes
+	} else {
+		for i := range cl.Nodes {
+			idx = append(idx, i)
+		}
+	}
+	var maxCPUs, maxCores uint32
+	for _, i := range idx {
+		n := &cl.Nodes[i]
+		maxCPUs = max(maxCPUs, uint32(n.CPUs))
+		maxCores = max(maxCores, uint32(n.Cores()))
+	}
+	if maxCPUs == 0 || maxCores == 0 {
+		return minN
+	}
+	var n uint32
+	switch ntpc := uint32(j.NTasksPerCore); {
+	case j.NTasksPerNode != NoVal16 && j.NTasksPerNode != 0:
+		n = tasks / uint32(j.NTasksPerNode)
+	case j.CPUsPerTask != NoVal16 && j.CPUsPerTask > 1:
+		per := max(maxCPUs/uint32(j.CPUsPerTask), 1)
+		n = (tasks + per - 1) / per
+	case ntpc != 0 && ntpc != 0xffff:
+		cores := (tasks + ntpc - 1) / ntpc
+		n = (cores + maxCores - 1) / maxCores
+	default:
+		n = (tasks + maxCPUs - 1) / maxCPUs
+	}
+	return max(n, minN)
+}

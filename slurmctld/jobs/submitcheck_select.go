@@ -50,7 +50,8 @@ func (m *Manager) limitsCheck(cl *Cluster, p *sched.Partition, j *Job) sched.Rea
 // user (kept across partitions as slurmctld keeps its err_msg).
 func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, excIdx []int, userMsg *string) int {
 	if desc, rc := acctPolicy(p, ""); rc != 0 {
-		j.StateDesc = desc
+		// part_policy_valid_acct gives the job its reason and text.
+		j.Reason, j.StateDesc = uint16(sched.ReasonAccount), desc
 		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
 	}
 	if j.Hold != HoldNone {
@@ -115,6 +116,10 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 		}
 	}
 	if maxN < minN {
+		// select_nodes takes this for too many nodes asked and says so
+		// in the job's reason, which stays when another partition of
+		// the job passes.
+		j.Reason, j.StateDesc = uint16(sched.ReasonPartNodeLimit), ""
 		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
 	}
 	return 0

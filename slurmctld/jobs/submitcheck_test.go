@@ -131,6 +131,12 @@ func TestSubmitCheckReasons(t *testing.T) {
 		{"account not known", func(d *msg.JobDesc) { d.Partition = msg.Str("acct") }, sched.ReasonPartConfig,
 			"Job's account not known, so it can't use this partition (acct allows acct1)"},
 		{"partition down", func(d *msg.JobDesc) { d.Partition = msg.Str("down") }, sched.ReasonPartDown, ""},
+		// select_nodes' reason in a partition that cannot take the job
+		// stays when another one could.
+		{"too many nodes in the first of two", func(d *msg.JobDesc) { d.Partition = msg.Str("short,debug"); d.MinNodes = 3 },
+			sched.ReasonPartNodeLimit, ""},
+		{"account not known in the first of two", func(d *msg.JobDesc) { d.Partition = msg.Str("acct,debug") }, sched.ReasonAccount,
+			"Job's account not known, so it can't use this partition (acct allows acct1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := checkCluster()
@@ -221,4 +227,62 @@ func FuzzParseFeatures(f *testing.F) {
 		parseFeatures(s)
 		checkFeatures(s, nodes)
 	})
+}
+
+// TestAllocateQueuedCode: the allocation reply of a job queued because it
+// cannot run in its partition as configured carries job_allocate's code,
+// which srun prints ("Requested partition configuration not available
+// now") before it waits.
+func TestAllocateQueuedCode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(d *msg.JobDesc)
+		want int
+	}{
+		{"more nodes than the partition", func(d *msg.JobDesc) { d.MinNodes = 9 }, slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE},
+		{"partition down", func(d *msg.JobDesc) { d.Partition = msg.Str("down") }, slurmerr.ESLURM_PARTITION_DOWN},
+		{"runs", func(d *msg.JobDesc) {}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := checkCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.Script = msg.NullString{}
+			tc.edit(d)
+			a, _, err := m.Allocate(d, alice, cl, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int(a.ErrorCode) != tc.want {
+				t.Errorf("error code %d, want %d", a.ErrorCode, tc.want)
+			}
+		})
+	}
+}
+
+// TestPendingNodeCount: the node count a pending job shows, as pack_job
+// derives it (checked against real 22.05: -n 5 on 2-CPU nodes shows 3).
+func TestPendingNodeCount(t *testing.T) {
+	cl := checkCluster() // 16-CPU nodes, 16 cores each
+	for _, tc := range []struct {
+		name string
+		edit func(j *Job)
+		want uint32
+	}{
+		{"tasks over the biggest node", func(j *Job) { j.NumTasks = 33 }, 3},
+		{"minimum nodes win", func(j *Job) { j.NumTasks, j.MinNodes = 2, 2 }, 2},
+		{"no task count", func(j *Job) {}, 1},
+		{"tasks per node", func(j *Job) { j.NumTasks, j.NTasksPerNode = 8, 2 }, 4},
+		{"cpus per task", func(j *Job) { j.NumTasks, j.CPUsPerTask = 5, 8 }, 3},
+		{"tasks per core", func(j *Job) { j.NumTasks, j.NTasksPerCore = 40, 2 }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{MinNodes: 1, NumTasks: NoVal, CPUsPerTask: NoVal16, NTasksPerNode: NoVal16,
+				NTasksPerCore: 0xffff, Partitions: []string{"debug"}}
+			tc.edit(j)
+			if got := newTestManager(nil).PendingNodeCount(j, cl); got != tc.want {
+				t.Errorf("node count %d, want %d", got, tc.want)
+			}
+		})
+	}
 }

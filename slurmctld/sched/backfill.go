@@ -55,7 +55,7 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		o.tested = true
 		r, why := c.newRequest(j, e.pi)
 		if why != ReasonNone {
-			o.setReason(why)
+			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
 			continue
 		}
 		reduced := useTimeMin(r)
@@ -63,7 +63,9 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
 		if canStart && !dominated(failNow[key], sh) {
 			pl, ok := c.tryNowIndexed(r)
-			if !ok && r.share {
+			if ok {
+				r, pl = c.widen(r, pl, c.usable)
+			} else if r.share {
 				pl, ok = c.tryNowOver(r, c.usable.Words())
 			}
 			if ok {
@@ -319,7 +321,9 @@ func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 				}
 			}
 		}
-		jobs--
+		if !rl.memOnly {
+			jobs--
+		}
 		if gated && jobs > 0 {
 			continue
 		}

@@ -17,6 +17,17 @@
 //     could ever fit, node groups are tried by Weight, lowest first, and
 //     placement is best fit: one contiguous run of nodes if any fits (the
 //     smallest such), else the fewest runs, largest first;
+//   - a job that gives a node range (-N min-max) gets as many nodes as
+//     are free up to its maximum (cons_tres asks for max_nodes and
+//     settles for fewer); a suspended job's memory-only allocation
+//     leaves its node idle for whole-node jobs (widen.go, state.go);
+//   - a job that cannot run in a partition as configured waits with
+//     job_limits_check's reason, in its order (PartitionConfig for
+//     access or too many CPUs, PartitionDown/Inactive, then
+//     PartitionNodeLimit, PartitionTimeLimit), then the account lists
+//     as select_nodes applies them (AccountNotAllowed with Slurm's text;
+//     a job whose account is not known never passes AllowAccounts and
+//     always passes DenyAccounts, see Job.AccountUnknown);
 //   - the main pass (sched/builtin, and sched/backfill's main pass alike)
 //     walks the queue by priority and, per partition, stops at the first
 //     job that cannot start;

@@ -66,11 +66,13 @@ func (c *cluster) mainPass(out []outcome) []Start {
 		j := &c.snap.Pending[e.ji]
 		r, why := c.newRequest(j, e.pi)
 		if why != ReasonNone {
-			o.setReason(why)
+			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
 			continue
 		}
 		pl, ok := c.tryNow(r, avail)
-		if !ok && r.share {
+		if ok {
+			r, pl = c.widen(r, pl, avail)
+		} else if r.share {
 			pl, ok = c.tryNowOver(r, avail.Words())
 		}
 		if ok {

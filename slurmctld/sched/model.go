@@ -179,11 +179,21 @@ type Job struct {
 	GroupID    uint32
 	Groups     []uint32 // supplementary GIDs of the user, for AllowGroups
 	Account    string
-	QOS        string // for the caller's priority computation; not used here
+	// AccountUnknown: the job's association, hence its account, is not
+	// known (no accounting database, AccountingStorageType=none). A
+	// partition's AllowAccounts then keeps the job out and DenyAccounts
+	// lets it in, as select_nodes' part_policy_valid_acct decides;
+	// Account (the job's --account) is not looked at for them.
+	AccountUnknown bool
+	QOS            string // for the caller's priority computation; not used here
 
 	// Partitions are the candidate partitions (-p a,b), in the order
 	// given; empty means the default partition.
 	Partitions []string
+	// PartitionPriorities, when not nil, is the job's priority in each
+	// of Partitions (same order; Slurm's priority_array): the queue
+	// orders the job by it when it considers it in that partition.
+	PartitionPriorities []uint32
 
 	Hold           Hold
 	DependencyWait bool // a dependency is not satisfied yet (evaluated by the caller)
@@ -194,6 +204,10 @@ type Job struct {
 	CPUsPerTask   uint16 // -c; 0 = 1
 	NTasksPerNode uint16 // --ntasks-per-node; 0 = not given
 	MinCPUs       uint32 // --mincpus per node; 0 = not given
+	// TotalCPUs is the job's minimum CPU count over all its nodes
+	// (job_limits_check compares it with the partition's CPUs and
+	// MaxCPUsPerNode times its nodes); 0 = not checked.
+	TotalCPUs uint32
 
 	MemPerNode uint64 // --mem MB; 0 with MemPerCPU 0 = partition/cluster default
 	MemPerCPU  uint64 // --mem-per-cpu MB

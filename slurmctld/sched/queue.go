@@ -10,7 +10,8 @@ import (
 type entry struct {
 	ji   int // index in Snapshot.Pending
 	pi   int
-	rank int // position of the partition in the job's list
+	rank int    // position of the partition in the job's list
+	prio uint32 // the job's priority in that partition
 }
 
 // outcome is what the passes decided for one pending job.
@@ -27,10 +28,14 @@ type outcome struct {
 // setReason keeps the most telling reason when a job is queued in several
 // partitions: waiting for resources or priority wins over a limit of one
 // partition.
-func (o *outcome) setReason(r Reason) {
+func (o *outcome) setReason(r Reason) { o.setReasonDesc(r, "") }
+
+// setReasonDesc is setReason with the state description that goes with
+// the reason; the description follows the reason kept.
+func (o *outcome) setReasonDesc(r Reason, desc string) {
 	waiting := func(x Reason) bool { return x == ReasonResources || x == ReasonPriority }
 	if o.reason == ReasonNone || (waiting(r) && !waiting(o.reason)) {
-		o.reason = r
+		o.reason, o.desc = r, desc
 	}
 }
 
@@ -59,7 +64,7 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 		n := 0
 		if len(j.Partitions) == 0 {
 			if def >= 0 {
-				q = append(q, entry{ji: ji, pi: def})
+				q = append(q, entry{ji: ji, pi: def, prio: j.Priority})
 				n++
 			}
 		}
@@ -67,7 +72,11 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 			// A partition named twice is queued once (Slurm keeps a
 			// job's partition list without duplicates).
 			if pi, ok := c.partIdx[name]; ok && !slices.Contains(j.Partitions[:rank], name) {
-				q = append(q, entry{ji: ji, pi: pi, rank: rank})
+				prio := j.Priority
+				if rank < len(j.PartitionPriorities) {
+					prio = j.PartitionPriorities[rank]
+				}
+				q = append(q, entry{ji: ji, pi: pi, rank: rank, prio: prio})
 				n++
 			}
 		}
@@ -81,10 +90,10 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 		if ta != tb {
 			return ta > tb
 		}
-		ja, jb := &s.Pending[ea.ji], &s.Pending[eb.ji]
-		if ja.Priority != jb.Priority {
-			return ja.Priority > jb.Priority
+		if ea.prio != eb.prio {
+			return ea.prio > eb.prio
 		}
+		ja, jb := &s.Pending[ea.ji], &s.Pending[eb.ji]
 		if ja.SubmitTime != jb.SubmitTime {
 			return ja.SubmitTime < jb.SubmitTime
 		}

@@ -13,6 +13,7 @@ type request struct {
 	part *Partition
 
 	minN, maxN int
+	wantN      int // nodes to take when free (a -N min-max job: max), >= minN
 	tasks      int
 	cpt        int // CPUs per task
 	ntpn       int // exact tasks per node, 0 = free distribution
@@ -82,15 +83,11 @@ func eligible(j *Job, now int64) Reason {
 
 // newRequest checks a job against a partition's limits and policies and
 // normalises what it asks for. The reason is ReasonNone when the job may
-// run in the partition.
+// run in the partition. The checks come in job_limits_check's order
+// (access, partition state, then, in a partition that schedules, CPUs,
+// node counts and time), then select_nodes' account lists.
 func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	p := &c.snap.Partitions[pi]
-	switch p.State {
-	case PartDown:
-		return nil, ReasonPartDown
-	case PartInactive:
-		return nil, ReasonPartInactive
-	}
 	if p.RootOnly && j.UserID != 0 {
 		return nil, ReasonPartConfig
 	}
@@ -103,17 +100,21 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 			return nil, ReasonPartConfig
 		}
 	}
-	if len(p.AllowAccounts) > 0 && !slices.Contains(p.AllowAccounts, j.Account) {
-		return nil, ReasonAccount
+	// Size and time limits apply in partitions that schedule (UP,
+	// DRAIN) only, so a DOWN or INACTIVE partition is the reason first.
+	switch p.State {
+	case PartDown:
+		return nil, ReasonPartDown
+	case PartInactive:
+		return nil, ReasonPartInactive
 	}
-	if slices.Contains(p.DenyAccounts, j.Account) {
-		return nil, ReasonAccount
+	if j.TotalCPUs > 0 && c.tooManyCPUs(p, j.TotalCPUs) {
+		// ESLURM_TOO_MANY_REQUESTED_CPUS: job_limits_check has no reason
+		// of its own for it and says PartitionConfig.
+		return nil, ReasonPartConfig
 	}
 	r := &request{job: j, pi: pi, part: p, memSensed: c.snap.Config.MemoryConsumable}
 	r.timeLimit = jobTimeLimit(j, p)
-	if p.MaxTime != Infinite32 && r.timeLimit > p.MaxTime {
-		return nil, ReasonPartTimeLimit
-	}
 	r.duration = minutesToSeconds(r.timeLimit)
 
 	r.cpt = max(int(j.CPUsPerTask), 1)
@@ -140,20 +141,39 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 			r.maxN = max(r.tasks, r.minN)
 		}
 	}
-	if r.maxN < r.minN || r.tasks < r.minN {
-		return nil, ReasonBadConstraints
-	}
-	if r.minN > len(p.Nodes) {
+	// job_limits_check's node and time limits.
+	switch {
+	case r.minN > len(p.Nodes):
 		return nil, ReasonPartNodeLimit
-	}
-	if p.MaxNodes != Infinite32 && uint32(r.minN) > p.MaxNodes {
+	case j.MinNodes > 0 && j.MinNodes < p.MinNodes:
 		return nil, ReasonPartNodeLimit
+	case p.MaxNodes != Infinite32 && (uint32(r.minN) > p.MaxNodes || j.MaxNodes > p.MaxNodes):
+		// An explicit maximum above the partition's fails as well, even
+		// when fewer nodes would do.
+		return nil, ReasonPartNodeLimit
+	case p.MaxTime != Infinite32 && r.timeLimit > p.MaxTime:
+		return nil, ReasonPartTimeLimit
 	}
 	if p.MaxNodes != Infinite32 && uint32(r.maxN) > p.MaxNodes {
 		r.maxN = int(p.MaxNodes)
 	}
 	if uint32(r.maxN) < p.MinNodes {
 		return nil, ReasonPartNodeLimit
+	}
+	if why, _ := acctPolicy(p, j); why != ReasonNone {
+		return nil, why
+	}
+	if r.maxN < r.minN || r.tasks < r.minN {
+		return nil, ReasonBadConstraints
+	}
+	// A job that gave a node range wants its maximum (get_node_cnts'
+	// req_nodes) and settles for fewer nodes when no more are free.
+	r.wantN = r.minN
+	if j.MaxNodes > j.MinNodes && j.GPUs == 0 {
+		r.wantN = r.maxN
+		if j.NumTasks > 0 {
+			r.wantN = min(r.wantN, r.tasks)
+		}
 	}
 	if p.MaxCPUsPerNode != Infinite32 && p.MaxCPUsPerNode != 0 {
 		r.maxTasksPN = int(p.MaxCPUsPerNode) / r.cpt
@@ -224,6 +244,7 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 			return nil, ReasonBadConstraints
 		}
 		r.minN = max(r.minN, len(r.reqList))
+		r.wantN = max(r.wantN, r.minN)
 	}
 	if len(j.ExcNodes) > 0 {
 		r.exc = bitset.New(c.n)

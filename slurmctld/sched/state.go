@@ -138,6 +138,9 @@ type release struct {
 	// whole is set when the released job held the node exclusively
 	// (possibly for a user): the node's sharing restriction ends here.
 	whole, user bool
+	// memOnly: the job held memory (and GRES) but no cores, as a
+	// suspended one does; it does not count as a job on the node.
+	memOnly bool
 }
 
 func newCluster(s *Snapshot) *cluster {
@@ -260,11 +263,18 @@ func (c *cluster) take(a *Allocation, end int64) {
 		if ni < 0 || uint(ni) >= c.n {
 			continue
 		}
+		// A job holding no cores (suspended: cons_tres gave its cores
+		// back and took it off the node's job count, keeping memory and
+		// GRES) leaves the node idle for whole-node jobs and out of the
+		// sharing counts.
+		memOnly := len(na.Cores) == 0 && na.CPUs == 0 && !a.Exclusive
 		off := c.coreOff[ni]
 		var taken int32
-		if a.Shared {
+		switch {
+		case memOnly:
+		case a.Shared:
 			taken = c.takeShared(ni, na.Cores, end)
-		} else {
+		default:
 			for _, k := range na.Cores {
 				w, bit := off+int(k)/64, uint64(1)<<(k%64)
 				if w < c.coreOff[ni+1] && c.coreBits[w]&bit != 0 {
@@ -274,7 +284,9 @@ func (c *cluster) take(a *Allocation, end int64) {
 			}
 			c.freeCore[ni] -= taken
 		}
-		c.noteShareJob(ni, a, a.Shared)
+		if !memOnly {
+			c.noteShareJob(ni, a, a.Shared)
+		}
 		var mem uint64
 		if c.snap.Config.MemoryConsumable {
 			mem = min(na.MemoryMB, c.freeMem[ni])
@@ -301,6 +313,12 @@ func (c *cluster) take(a *Allocation, end int64) {
 		if len(ga) > 0 {
 			gi = int32(len(c.relGres))
 			c.relGres = append(c.relGres, ga)
+		}
+		if memOnly {
+			c.rel[ni] = append(c.rel[ni], release{
+				at: end, b: int32(min((end-c.now+c.res-1)/c.res, int64(c.nb))), mem: mem, gres: gi, memOnly: true,
+			})
+			continue
 		}
 		c.jobsOn[ni]++
 		c.idle.Clear(uint(ni))
