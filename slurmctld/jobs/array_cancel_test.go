@@ -121,7 +121,7 @@ func TestArrayWholeSignalPending(t *testing.T) {
 		sig    uint16
 		want   int
 	}{
-		{"SIGUSR1", alice, 10, slurmerr.ESLURM_JOB_PENDING},
+		{"SIGUSR1", alice, 10, slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE},
 		{"other user", bob, 9, slurmerr.ESLURM_ACCESS_DENIED},
 	}
 	for _, tc := range tests {

@@ -127,7 +127,7 @@ func TestKill(t *testing.T) {
 	if _, err := kill(999, alice, 9); code(err) != slurmerr.ESLURM_INVALID_JOB_ID {
 		t.Fatalf("unknown: %v", err)
 	}
-	if _, err := kill(pend, alice, 15); code(err) != slurmerr.ESLURM_JOB_PENDING {
+	if _, err := kill(pend, alice, 15); code(err) != slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE {
 		t.Fatalf("pending SIGTERM: %v", err)
 	}
 	out, err := kill(run, alice, 10)

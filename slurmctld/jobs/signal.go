@@ -126,33 +126,52 @@ func (m *Manager) Kill(req *msg.JobStepKillRequest, c Caller, cl *Cluster, now i
 		}
 		return m.killWhole(id, req, c, cl, now)
 	}
-	ts, err := m.resolve(strOf(req.SJobID), req.StepID.JobID)
-	if err != nil {
-		return Outcome{}, err
+	return m.killStep(req, c)
+}
+
+// killStep is job_step_signal, for any step id but NO_VAL, the batch
+// script's included (SLURM_BATCH_SCRIPT names the batch step here, never
+// the whole job): the job's owner, root or SlurmUser only (no operator),
+// refused as "Invalid user id"; a job that is not running answers
+// ESLURM_TRANSITION_STATE_NO_UPDATE (a pending job is left alone), an
+// ended one ESLURM_ALREADY_DONE.
+//
+// REQUEST_CANCEL_JOB_STEP names the one record with the job id
+// (find_job_record: an array's meta record is not its tasks); an id
+// string, which scancel never sends with a step, still names what
+// resolve finds.
+func (m *Manager) killStep(req *msg.JobStepKillRequest, c Caller) (Outcome, error) {
+	var ts []target
+	if sjob := strOf(req.SJobID); sjob != "" {
+		var err error
+		if ts, err = m.resolve(sjob, req.StepID.JobID); err != nil {
+			return Outcome{}, err
+		}
+	} else if j := m.jobs[req.StepID.JobID]; j != nil {
+		ts = []target{{j, NoVal}}
+	} else {
+		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
 	var actions []Action
 	var firstErr error
 	done := 0
 	for _, t := range ts {
-		if !m.mayAct(c.UID, t.job) {
-			firstErr = keepFirst(firstErr, serr(slurmerr.ESLURM_ACCESS_DENIED))
+		if c.UID != t.job.UserID && !m.privileged(c.UID) {
+			firstErr = keepFirst(firstErr, serr(slurmerr.ESLURM_USER_ID_MISSING))
 			continue
 		}
-		if req.StepID.StepID != NoVal && req.StepID.StepID != msg.StepIDBatch {
-			a, err := m.signalStep(t.job, req.StepID.StepID, req.Signal)
-			if err != nil {
-				firstErr = keepFirst(firstErr, err)
-				continue
-			}
-			actions = append(actions, a...)
-			done++
-			continue
+		var a []Action
+		var err error
+		if req.StepID.StepID == msg.StepIDBatch {
+			a, err = m.signalBatchStep(t.job, req.Signal)
+		} else {
+			a, err = m.signalStep(t.job, req.StepID.StepID, req.Signal)
 		}
-		err := m.signalJob(t, req.Signal, req.Flags, cl, now, &actions)
 		if err != nil {
 			firstErr = keepFirst(firstErr, err)
 			continue
 		}
+		actions = append(actions, a...)
 		done++
 	}
 	out, err := m.finish(actions)
@@ -165,6 +184,23 @@ func (m *Manager) Kill(req *msg.JobStepKillRequest, c Caller, cl *Cluster, now i
 	return out, nil
 }
 
+// signalBatchStep signals the batch step alone (_step_signal on the
+// batch step record): REQUEST_SIGNAL_TASKS for step SLURM_BATCH_SCRIPT
+// to the batch host. The job ends only when the script does.
+func (m *Manager) signalBatchStep(j *Job, sig uint16) ([]Action, error) {
+	switch {
+	case j.Finished():
+		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
+	case j.Base() != msg.JobRunning:
+		return nil, serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
+	case !j.Batch || j.BatchHost == "":
+		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	}
+	id := msg.StepID{JobID: j.ID, StepID: msg.StepIDBatch, StepHetComp: NoVal}
+	return []Action{NodeMessage{JobID: j.ID, Nodes: []string{j.BatchHost}, MsgType: msgtype.REQUEST_SIGNAL_TASKS,
+		Msg: &msg.SignalTasks{StepID: id, Signal: sig}}}, nil
+}
+
 func keepFirst(a, b error) error {
 	if a != nil {
 		return a
@@ -172,11 +208,16 @@ func keepFirst(a, b error) error {
 	return b
 }
 
+// signalJob is job_signal for one record. Only SIGKILL acts on a job that
+// is not running: a pending job is cancelled, a suspended one ended;
+// any other signal to them answers ESLURM_TRANSITION_STATE_NO_UPDATE
+// ("Job can not be altered now, try again later"), never
+// ESLURM_JOB_PENDING.
 func (m *Manager) signalJob(t target, sig, flags uint16, cl *Cluster, now int64, actions *[]Action) error {
 	j := t.job
 	if t.task != NoVal && j.IsArrayMeta() && j.Pending() {
 		if sig != sigKill {
-			return serr(slurmerr.ESLURM_JOB_PENDING)
+			return serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
 		}
 		m.dropPendingTasks(j, []uint32{t.task}, now)
 		return nil
@@ -186,12 +227,20 @@ func (m *Manager) signalJob(t target, sig, flags uint16, cl *Cluster, now int64,
 		return serr(slurmerr.ESLURM_ALREADY_DONE)
 	case j.Pending():
 		if sig != sigKill {
-			return serr(slurmerr.ESLURM_JOB_PENDING)
+			return serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
 		}
 		m.cancelPending(j, now, "", actions)
 		return nil
+	case j.Base() == msg.JobSuspended && sig != sigKill:
+		return serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
 	}
-	if sig == sigKill && flags&(msg.KillStepsOnly|msg.KillJobBatch) == 0 {
+	// A suspended job ends with SIGKILL whatever the flags; a running one
+	// unless only its steps or its batch script are asked for.
+	suspended := j.Base() == msg.JobSuspended
+	if !suspended && flags&msg.KillJobBatch != 0 && !j.Batch {
+		return serr(slurmerr.ESLURM_JOB_SCRIPT_MISSING)
+	}
+	if suspended || sig == sigKill && flags&(msg.KillStepsOnly|msg.KillJobBatch) == 0 {
 		m.endJob(j, msg.JobCancelled, 0, now)
 		*actions = append(*actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
 		return nil

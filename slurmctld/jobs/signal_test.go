@@ -33,7 +33,7 @@ func TestKillStepTermKill(t *testing.T) {
 		step   uint32
 		want   int // error code, 0 for success
 	}{
-		{"other user", bob, 0, slurmerr.ESLURM_ACCESS_DENIED},
+		{"other user", bob, 0, slurmerr.ESLURM_USER_ID_MISSING},
 		{"no such step", alice, 7, slurmerr.ESLURM_INVALID_JOB_ID},
 		{"owner", alice, 0, 0},
 		{"root", root, 0, 0},

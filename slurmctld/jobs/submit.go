@@ -245,13 +245,16 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		return nil, err
 	}
 
-	// --reservation (validate_job_resv); a reservation not open yet
-	// keeps the job from being eligible (job_independent).
-	if err := cl.checkReservation(j); err != nil {
-		return nil, err
-	}
-	if !cl.resvOpen(j, now) {
-		j.Reason = ReasonWaitResv
+	// Array (checked before the job record and its id exist).
+	if spec := strOf(d.ArrayInx); spec != "" {
+		if kind != kindBatch {
+			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
+		}
+		tasks, throttle, ok := parseArray(spec, m.cfg.MaxArraySize)
+		if !ok {
+			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
+		}
+		j.Array = &ArrayInfo{Pending: tasks, MaxTasks: throttle, Spec: spec}
 	}
 
 	// Dependency.
@@ -263,16 +266,16 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		j.Dependency = dep
 	}
 
-	// Array.
-	if spec := strOf(d.ArrayInx); spec != "" {
-		if kind != kindBatch {
-			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
-		}
-		tasks, throttle, ok := parseArray(spec, m.cfg.MaxArraySize)
-		if !ok {
-			return nil, serr(slurmerr.ESLURM_INVALID_ARRAY)
-		}
-		j.Array = &ArrayInfo{Pending: tasks, MaxTasks: throttle, Spec: spec}
+	// --reservation (validate_job_resv): _job_create tests it once the
+	// record has its id, after the dependency and the constraint (the
+	// constraint is tested later here, in lateChecks), so a refused
+	// reservation uses up a job id. A reservation not open yet keeps the
+	// job from being eligible (job_independent).
+	if err := cl.checkReservation(j); err != nil {
+		return nil, m.lateReject(kind, err)
+	}
+	if !cl.resvOpen(j, now) {
+		j.Reason = ReasonWaitResv
 	}
 
 	// Hold and priority.

@@ -18,15 +18,23 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/protocol/client"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/pack"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/testsuite/ctldharness"
 	"github.com/goslurm/goslurm/testsuite/oracle"
 )
@@ -465,6 +473,7 @@ func scancelMutationCorpus() []mutCase {
 		{jobs: j(run), running: true, ops: op("%0.0")},
 		{jobs: j(run), running: true, ops: op("-v", "%0.0")},
 		{jobs: j(held), ops: op("-v", "%0.0")},
+		{jobs: j(held), ops: op("-v", "%0.batch")},
 		{jobs: j(run, held), running: true, ops: op("-v", "%0", "%1")},
 		// Array elements and ranges.
 		{jobs: j(arr), ops: op("%0_2")},
@@ -537,6 +546,7 @@ func scancelMutationCorpus() []mutCase {
 		{jobs: j(held), nobody: true, ops: op("%0")},
 		{jobs: j(held), nobody: true, ops: op("-v", "%0")},
 		{jobs: j(run), running: true, nobody: true, ops: op("%0")},
+		{jobs: j(run), running: true, nobody: true, ops: op("-v", "%0.0")},
 		{jobs: j(held), nobody: true, ops: op("-v", "-n", "%N")},
 		{jobs: j(held), nobody: true, ops: op("-v", "-u", "root", "-n", "%N")},
 		{jobs: j(nobody, held), nobody: true, ops: op("-v", "%0", "%1")},
@@ -676,5 +686,134 @@ func (m *mutCluster) wholeArray(t *testing.T, restart func()) []string {
 	state("after the cancels", false)
 	restart()
 	state("after a restart of the controller", true)
+	return log
+}
+
+// TestCancelRPCsBetweenControllers sends the kill requests no real
+// scancel makes quickly (a signal other than SIGKILL to a pending job
+// makes scancel retry for 95 s) or at all (the batch step: scancel reads
+// "ID.batch" as an invalid id) straight to the real and to our
+// controller, and compares the return codes and the jobs' states after.
+func TestCancelRPCsBetweenControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two Slurm clusters")
+	}
+	for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
+		if _, err := oracle.Find(name); err != nil {
+			oracle.Unavailable(t, name+": "+err.Error())
+		}
+	}
+	realCtld := ctldharness.RealSbin(t, "slurmctld")
+	ourCtld := ctldBuildOurs(t)
+	logs := map[string][]string{}
+	var mu sync.Mutex
+	t.Run("clusters", func(t *testing.T) {
+		for _, side := range []struct {
+			label, ctld string
+			args        []string
+		}{
+			{"real slurmctld", realCtld, []string{"-c", "-i"}},
+			{"our slurmctld", ourCtld, []string{"-c"}},
+		} {
+			t.Run(strings.ReplaceAll(side.label, " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				c := ctldharness.New(t, mutClusterOptions())
+				c.Start(side.ctld, side.args...)
+				t.Cleanup(c.Stop)
+				out := filepath.Join(c.Dir, "out")
+				if err := os.Mkdir(out, 0o1777); err != nil {
+					t.Fatal(err)
+				}
+				m := &mutCluster{label: side.label, c: c, out: out, cmds: map[string]string{}}
+				for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
+					m.cmds[name] = oracle.Binary(t, name)
+				}
+				l := m.cancelRPCs(t)
+				mu.Lock()
+				logs[side.label] = l
+				mu.Unlock()
+			})
+		}
+	})
+	real, ours := logs["real slurmctld"], logs["our slurmctld"]
+	if len(real) == 0 || len(real) != len(ours) {
+		t.Fatalf("the clusters did not both run the whole script (%d | %d steps)", len(real), len(ours))
+	}
+	t.Logf("on the real slurmctld:\n%s", strings.Join(real, "\n"))
+	for i := range real {
+		if real[i] != ours[i] {
+			t.Errorf("real slurmctld | our slurmctld:\n%s\n---\n%s", real[i], ours[i])
+		}
+	}
+}
+
+// cancelRPCs plays TestCancelRPCsBetweenControllers' script on one
+// cluster and returns each step's masked result.
+func (m *mutCluster) cancelRPCs(t *testing.T) []string {
+	slurmUser, err := user.Lookup(m.c.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suid, _ := strconv.ParseUint(slurmUser.Uid, 10, 32)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := &ctldRPC{t: t, ctx: ctx, g: msg.Registry(), cl: &client.Client{
+		Controllers:  []string{fmt.Sprintf("127.0.0.1:%d", m.c.CtldPort)},
+		Auth:         &auth.Munge{Client: m.c.Munge.Client()},
+		SlurmUserUID: uint32(suid),
+		Sweeps:       2,
+	}}
+	sb := func(args ...string) string {
+		o := m.mustRun(t, "sbatch", append([]string{"--parsable", "-o", m.out + "/%j.out", "-J", "rpc"}, args...)...)
+		return strings.TrimSpace(strings.Split(o, ";")[0])
+	}
+	pend := sb("--hold", "-p", "down", "-t", "30", "--wrap", "true")
+	arr := sb("--hold", "-p", "down", "-a", "1-4", "--wrap", "true")
+	run := sb("-p", "debug", "-w", "n2", "-t", "30", "--wrap", "echo up; exec sleep 600")
+	ids := []string{pend, arr, run}
+	defer m.exec(t, m.cmds["scancel"], "scancel", ids, "", false)
+	m.waitRunning(t, run)
+	mask := newMasker(m.out, "<out>", pend, "<P>", arr, "<A>", run, "<R>")
+	num := func(s string) uint32 {
+		v, _ := strconv.ParseUint(s, 10, 32)
+		return uint32(v)
+	}
+	var log []string
+	send := func(what string, mt msgtype.Type, req msg.JobStepKillRequest) {
+		err := p.cl.CallRC(ctx, mt, p.encode(mt, req))
+		rc := "ok"
+		if err != nil {
+			rc = fmt.Sprintf("%d (%v)", slurmerr.Code(err), err)
+		}
+		log = append(log, what+": "+rc)
+	}
+	step := func(job string, stepID uint32, sig uint16) msg.JobStepKillRequest {
+		return msg.JobStepKillRequest{StepID: msg.StepID{JobID: num(job), StepID: stepID, StepHetComp: pack.NoVal}, Signal: sig}
+	}
+	byStr := func(sjob string, sig uint16) msg.JobStepKillRequest {
+		return msg.JobStepKillRequest{StepID: msg.StepID{JobID: pack.NoVal, StepID: pack.NoVal, StepHetComp: pack.NoVal},
+			SJobID: msg.Str(sjob), Signal: sig}
+	}
+	usr1, kill := uint16(syscall.SIGUSR1), uint16(syscall.SIGKILL)
+	send("pending job, USR1 by id", msgtype.REQUEST_CANCEL_JOB_STEP, step(pend, pack.NoVal, usr1))
+	send("pending job, USR1 by id string", msgtype.REQUEST_KILL_JOB, byStr(pend, usr1))
+	send("pending array, USR1", msgtype.REQUEST_KILL_JOB, byStr(arr, usr1))
+	send("pending array task, USR1", msgtype.REQUEST_KILL_JOB, byStr(arr+"_2", usr1))
+	send("pending job, batch step KILL", msgtype.REQUEST_CANCEL_JOB_STEP, step(pend, msg.StepIDBatch, kill))
+	send("pending job, step 0 KILL", msgtype.REQUEST_CANCEL_JOB_STEP, step(pend, 0, kill))
+	send("running job, step 5 KILL", msgtype.REQUEST_CANCEL_JOB_STEP, step(run, 5, kill))
+	// SIGCONT leaves the script running (USR1 would end it).
+	send("running job, batch step CONT", msgtype.REQUEST_CANCEL_JOB_STEP, step(run, msg.StepIDBatch, uint16(syscall.SIGCONT)))
+	log = append(log, "after:\n"+m.settledState(t, ids, mask))
+	send("running job, batch step KILL", msgtype.REQUEST_CANCEL_JOB_STEP, step(run, msg.StepIDBatch, kill))
+	// The job ends when its batch script does; only its state matters.
+	state := m.settledState(t, []string{run}, mask)
+	var keep []string
+	for _, f := range strings.Fields(state) {
+		if strings.HasPrefix(f, "JobState=") || strings.HasPrefix(f, "Reason=") || strings.HasPrefix(f, "ExitCode=") {
+			keep = append(keep, f)
+		}
+	}
+	log = append(log, "batch step killed: "+strings.Join(keep, " "))
 	return log
 }
