@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
@@ -81,8 +82,10 @@ func (c *Controller) AttachPriority(o PriorityOptions) error {
 	if c.jobs == nil {
 		return fmt.Errorf("ctld: AttachPriority before AttachJobs")
 	}
+	c.handlePriorityFactors()
 	cfg := c.Config()
 	if cfg.Priority.Plugin != priority.PluginMultifactor {
+		c.attachBilling()
 		return nil
 	}
 	var st *jobs.PriorityState
@@ -286,6 +289,45 @@ func (c *Controller) syncBilling() {
 	}
 	if err := c.jobs.m.SetBillingWeights(w); err != nil {
 		c.log.Error(fmt.Sprintf("TRESBillingWeights: %v", err))
+	}
+	c.jobs.m.SetBillingMaxTRES(c.cfg.Priority.Flags&conf.PriorityMaxTRES != 0)
+}
+
+// attachBilling keeps the partitions' TRESBillingWeights current under
+// priority/basic, where they still set jobs' billing TRES: now, after
+// every partition change and after a reconfigure.
+func (c *Controller) attachBilling() {
+	c.mu.Lock()
+	c.syncBilling()
+	jc := c.jobs
+	prev := jc.opts.Reconfig
+	jc.opts.Reconfig = func(nc *Config) error {
+		if prev != nil {
+			if err := prev(nc); err != nil {
+				return err
+			}
+		}
+		if nc.Priority.Plugin == priority.PluginMultifactor {
+			c.log.Error("PriorityType changed: restart slurmctld for it to take effect")
+		}
+		c.syncBilling()
+		return nil
+	}
+	c.mu.Unlock()
+	c.muxMu.Lock()
+	defer c.muxMu.Unlock()
+	for _, t := range []msgtype.Type{msgtype.REQUEST_UPDATE_PARTITION, msgtype.REQUEST_CREATE_PARTITION, msgtype.REQUEST_DELETE_PARTITION} {
+		inner, ok := c.mux[t]
+		if !ok {
+			continue
+		}
+		c.mux[t] = server.HandlerFunc(func(ctx context.Context, r *server.Request) *server.Response {
+			resp := inner.Serve(ctx, r)
+			c.mu.Lock()
+			c.syncBilling()
+			c.mu.Unlock()
+			return resp
+		})
 	}
 }
 

@@ -179,6 +179,9 @@ type Manager struct {
 	mf *Priority
 	// info caches packed job records for REQUEST_JOB_INFO (infocache.go).
 	info *infoCache
+	// billing is the partitions' TRESBillingWeights, for either priority
+	// plugin (priority.go).
+	billing billingTable
 
 	jobs   map[uint32]*Job
 	order  []uint32 // ids, ascending: deterministic iteration

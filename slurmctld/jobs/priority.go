@@ -35,10 +35,9 @@ type Priority struct {
 	lastRan int64
 	// ended holds jobs charged for the end of their run (id -> the start
 	// time of that run), so they are charged once.
-	ended   map[uint32]int64
-	billing map[string]billingWeights // partition -> TRESBillingWeights
-	dirty   bool                      // usage changed since State
-	loc     *time.Location            // calendar of PriorityUsageResetPeriod
+	ended map[uint32]int64
+	dirty bool           // usage changed since State
+	loc   *time.Location // calendar of PriorityUsageResetPeriod
 
 	// arrays holds the priority_array of the pending jobs submitted to
 	// several partitions: their priority in each, in the order Slurm
@@ -662,22 +661,27 @@ type billingWeights struct {
 	w   map[string]float64 // nil: bill CPUs
 }
 
+// billingTable is what the billing TRES is computed with, whichever the
+// priority plugin (Slurm's calc_job_billable_tres does not depend on it).
+type billingTable struct {
+	parts map[string]billingWeights // partition -> TRESBillingWeights
+	// maxTRES is PriorityFlags=MAX_TRES, read from here with
+	// priority/basic (priority/multifactor reads its own Config).
+	maxTRES bool
+}
+
 // SetBillingWeights installs the partitions' TRESBillingWeights (name to
 // the slurm.conf string; a partition not named has none), which set the
-// billing TRES of jobs (scontrol show job) and what a running job is
-// charged for fair-share. They only apply with priority/multifactor
-// installed (SetPriority). A string that does not parse leaves its
-// partition without weights; the errors are returned joined.
+// billing TRES of jobs (scontrol show job) and, with priority/multifactor,
+// what a running job is charged for fair-share. A string that does not
+// parse leaves its partition without weights; the errors are returned
+// joined.
 func (m *Manager) SetBillingWeights(weights map[string]string) error {
-	p := m.Priority()
-	if p == nil {
-		return nil
-	}
 	next := map[string]billingWeights{}
-	changed := len(weights) != len(p.billing)
+	changed := len(weights) != len(m.billing.parts)
 	var errs []error
 	for name, str := range weights {
-		if old, ok := p.billing[name]; ok && old.str == str {
+		if old, ok := m.billing.parts[name]; ok && old.str == str {
 			next[name] = old
 			continue
 		}
@@ -689,7 +693,7 @@ func (m *Manager) SetBillingWeights(weights map[string]string) error {
 		}
 		next[name] = billingWeights{str: str, w: w}
 	}
-	p.billing = next
+	m.billing.parts = next
 	if changed {
 		// Packed job records show billing: drop the cached ones.
 		m.info = nil
@@ -697,18 +701,26 @@ func (m *Manager) SetBillingWeights(weights map[string]string) error {
 	return errors.Join(errs...)
 }
 
+// SetBillingMaxTRES sets PriorityFlags=MAX_TRES for the billing TRES
+// under priority/basic (priority/multifactor takes it from its Config).
+func (m *Manager) SetBillingMaxTRES(on bool) {
+	if m.billing.maxTRES != on {
+		m.billing.maxTRES = on
+		m.info = nil
+	}
+}
+
 // weights is the TRESBillingWeights of partition name (nil: none).
 func (m *Manager) weights(name string) map[string]float64 {
-	if p := m.Priority(); p != nil {
-		return p.billing[name].w
-	}
-	return nil
+	return m.billing.parts[name].w
 }
 
 // maxTRES reports PriorityFlags=MAX_TRES.
 func (m *Manager) maxTRES() bool {
-	p := m.Priority()
-	return p != nil && p.cfg.Flags&conf.PriorityMaxTRES != 0
+	if p := m.Priority(); p != nil {
+		return p.cfg.Flags&conf.PriorityMaxTRES != 0
+	}
+	return m.billing.maxTRES
 }
 
 // billable is calc_job_billable_tres: what a job that holds nodes is

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goslurm/goslurm/slurmctld/sched"
 	"github.com/goslurm/goslurm/testsuite/ctldharness"
 )
 
@@ -364,12 +362,6 @@ func prioSchedOrder(t *testing.T, c *ctldharness.Cluster) string {
 // starts in b before job 3 (a only, 60000), under real slurmctld and
 // ours.
 func TestSlurmctldPrioritySchedulesByPartition(t *testing.T) {
-	if _, ok := reflect.TypeOf(sched.Job{}).FieldByName("PartitionPriorities"); !ok {
-		// The queue reads sched.Job.PartitionPriorities (filled from
-		// jobs.Manager.PartitionPriorities); until it does, ours orders
-		// the job by one priority and starts job 3.
-		t.Skip("the scheduler does not order jobs by their priority in each partition yet (sched.Job.PartitionPriorities)")
-	}
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 8, RealMemory: 4000,
@@ -392,5 +384,50 @@ func TestSlurmctldPrioritySchedulesByPartition(t *testing.T) {
 	t.Logf("real:\n%s", want)
 	if want != got {
 		t.Errorf("which job started:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
+}
+
+// TestSlurmctldPriorityBasicBilling: with priority/basic the partitions'
+// TRESBillingWeights still set the billing TRES of pending and running
+// jobs (scontrol show job TRES=), with PriorityFlags=MAX_TRES too, as
+// real slurmctld computes them.
+func TestSlurmctldPriorityBasicBilling(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	parts := []string{
+		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP TRESBillingWeights=CPU=1.5,Mem=0.5G",
+		"PartitionName=hi Nodes=n[1-2] MaxTime=120 State=UP TRESBillingWeights=CPU=2,Mem=1G,Node=3",
+		"PartitionName=lo Nodes=n[3-4] State=UP",
+	}
+	jobs := [][]string{
+		{"-p", "debug", "-n3", "--mem=1000"},
+		{"-p", "hi", "-N2", "-n4", "--mem-per-cpu=300"},
+		{"-p", "lo", "-n2"},
+		{"-p", "hi,debug", "-n1"},
+	}
+	run := [][]string{{"-p", "hi", "-N1", "-n2", "--mem=1500"}, {"-p", "lo", "-n3"}, {"-n1", "--mem=100"}}
+	for _, pc := range []prioCase{
+		{name: "sum", parts: parts, jobs: jobs, run: run},
+		{name: "maxTRES", extra: []string{"PriorityFlags=MAX_TRES"}, parts: parts, jobs: jobs, run: run},
+	} {
+		t.Run(pc.name, func(t *testing.T) {
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 8, RealMemory: 4000,
+				ExtraConf: pc.extra, Partitions: pc.parts})
+			c.Start(real, "-c", "-i")
+			wantQ, wantS, _ := pc.collect(t, c)
+			c.Stop()
+
+			c.Start(ours, "-c")
+			gotQ, gotS, _ := pc.collect(t, c)
+			c.Stop()
+
+			t.Logf("real scontrol:\n%s", wantS)
+			if wantQ != gotQ {
+				t.Errorf("squeue -o '%%i %%Q %%P %%T':\n--- real slurmctld\n%s--- ours\n%s", wantQ, gotQ)
+			}
+			if wantS != gotS {
+				t.Errorf("scontrol show job:\n--- real slurmctld\n%s--- ours\n%s", wantS, gotS)
+			}
+		})
 	}
 }

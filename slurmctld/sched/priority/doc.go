@@ -23,6 +23,10 @@
 //     flags. For a job submitted to several partitions, PriorityArray
 //     gives its priority in each (Slurm's priority_array: the job's own
 //     factors with each partition's partition and TRES parts).
+//   - Detail and PartitionDetail: a job's weighted factors one by one,
+//     the TRES factors per TRES, as sprio receives them
+//     (priority_factors_object_t), in its own partition and in each of
+//     several.
 //   - Billing: the billable TRES of a partition's TRESBillingWeights
 //     (assoc_mgr_tres_weighted, with PriorityFlags=MAX_TRES), which sets
 //     the billing TRES of jobs and partitions and what running jobs are
