@@ -537,6 +537,9 @@ func (c *Controller) reconfigure(signal bool) error {
 			return err
 		}
 	}
+	if c.jobs != nil {
+		c.jobs.m.RestoreLicenses(c.cfg.Conf.LicenseList, c.now().Unix())
+	}
 	return loadErr
 }
 

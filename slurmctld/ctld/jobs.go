@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -81,6 +80,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 	c.jobs = jc
 	_, err := c.jobCluster()
 	c.syncUsage(c.now().Unix())
+	jc.m.RestoreLicenses(c.cfg.Conf.LicenseList, c.now().Unix())
 	c.mu.Unlock()
 	if err != nil {
 		c.mu.Lock()
@@ -142,7 +142,7 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 			return nil, fmt.Errorf("ctld: scheduler view has %d nodes, the controller %d", len(snap.Nodes), len(c.nodes))
 		}
 		c.ApplyKeptHardware(snap.Nodes)
-		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Config: snap.Config}
+		jc.cl = &jobs.Cluster{Nodes: snap.Nodes, Config: snap.Config, Licenses: c.cfg.Conf.LicenseList}
 		jc.clCfg = c.cfg
 	}
 	// Nodes and partitions as the controller holds them now (scontrol
@@ -589,22 +589,7 @@ func (c *Controller) rpcJobNotify(ctx context.Context, r *server.Request) *serve
 // validJobLicenses is license_validate for a job's Licenses=: every name
 // configured in slurm.conf's Licenses, no count above its total.
 func (c *Controller) validJobLicenses(spec string) bool {
-	want, ok := conf.ParseLicenses(spec)
-	if !ok {
-		return false
-	}
-	for _, w := range want {
-		found := false
-		for _, l := range c.cfg.Conf.LicenseList {
-			if l.Name == w.Name && w.Count <= l.Count {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return jobs.ValidLicenses(spec, c.cfg.Conf.LicenseList) == nil
 }
 
 func (c *Controller) rpcRequeue(ctx context.Context, r *server.Request) *server.Response {

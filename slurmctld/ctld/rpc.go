@@ -42,6 +42,7 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_CREATE_RESERVATION:       f(c.rpcCreateResv),
 		msgtype.REQUEST_UPDATE_RESERVATION:       f(c.rpcUpdateResv),
 		msgtype.REQUEST_DELETE_RESERVATION:       f(c.rpcDeleteResv),
+		msgtype.REQUEST_LICENSE_INFO:             f(c.rpcLicenseInfo),
 	}
 	for _, t := range notYet {
 		m[t] = f(c.rpcNotYet)

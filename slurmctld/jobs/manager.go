@@ -124,6 +124,8 @@ type Cluster struct {
 	Config     sched.Config
 	// Reservations are the advanced reservations in force (resv.go).
 	Reservations []Reservation
+	// Licenses are slurm.conf's Licenses (licenses.go).
+	Licenses []conf.License
 }
 
 func (c *Cluster) partition(name string) *sched.Partition {
@@ -190,6 +192,9 @@ type Manager struct {
 
 	lastUpdate int64
 	pending    []record // records of the call in progress
+	// licBlocked are the jobs the pass in the making left out for
+	// their licenses (licenses_sched.go).
+	licBlocked []*Job
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

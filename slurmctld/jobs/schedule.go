@@ -141,6 +141,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 	ids := map[uint32]entry{}
 	var actions []Action
 	synth := synthBase
+	lic := m.licensePass(cl, dry)
 	for _, j := range m.Jobs() {
 		if j.holdsResources() && len(j.NodeIdx) > 0 {
 			if a, ok := m.heldBy(j); ok {
@@ -154,7 +155,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 			if j.Hold != HoldNone || j.BeginTime > now || j.Dependency != nil {
 				continue
 			}
-		} else if !m.eligible(j, cl, now, &actions) {
+		} else if !m.eligible(j, cl, now, &actions) || !m.licensesReady(j, lic) {
 			continue
 		}
 		sj := m.schedJob(j, cl)
@@ -384,6 +385,7 @@ func (m *Manager) Schedule(cl *Cluster, now int64, backfill bool) (Outcome, erro
 func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 	snap, ids, actions := m.snapshot(cl, now, false)
 	if len(snap.Pending) == 0 {
+		m.licenseReasons(nil, ids, now)
 		return actions
 	}
 	var plan *sched.Plan
@@ -400,9 +402,10 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 // reason. It returns the launch actions.
 func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now int64) []Action {
 	var actions []Action
+	lic := m.LicenseUsage(cl.Licenses)
 	for _, st := range plan.Starts {
 		e, ok := ids[st.JobID]
-		if !ok || !e.job.Pending() {
+		if !ok || !e.job.Pending() || !m.takeLicenses(e.job, lic, now) {
 			continue
 		}
 		j := e.job
@@ -439,6 +442,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 			j.LastEval = now // tested for resources in this pass
 		}
 	}
+	m.licenseReasons(plan, ids, now)
 	return actions
 }
 

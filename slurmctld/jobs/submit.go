@@ -244,6 +244,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if err != nil {
 		return nil, err
 	}
+	if err := ValidLicenses(j.Licenses, cl.Licenses); err != nil {
+		return nil, err
+	}
 
 	// Array (checked before the job record and its id exist).
 	if spec := strOf(d.ArrayInx); spec != "" {
