@@ -18,8 +18,10 @@ import (
 // content fingerprint and infoClusterKey are unchanged: a record must
 // depend only on the job (less the fields the fingerprint skips, see
 // jobHasher), the cluster's nodes and partitions (less their State), the
-// cluster name and select plugin, nodeCount and showFlags. The clock only
-// moves a pending job's start and end (pendingTimes), which are patched.
+// cluster name and select plugin, nodeCount and showFlags, and what
+// infoDeps adds (an array task's throttle, held by its meta record; the
+// allocation counts rebuilt at a restart). The clock only moves a pending
+// job's start and end (pendingTimes), which are patched.
 func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now int64) msg.JobInfo {
 	ji := msg.JobInfo{
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, Container: ns(j.Container),
@@ -67,9 +69,12 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	if j.PnMinMemory == NoVal64 {
 		ji.PnMinMemory = 0
 	}
+	// array_max_tasks: the meta record's throttle, on the meta record
+	// and on every task split off it (pack_job looks the meta record up
+	// by array_job_id; it keeps its array data for life).
+	ji.ArrayMaxTasks = m.arrayThrottle(j)
 	if j.Array != nil && len(j.Array.Pending) > 0 {
 		ji.ArrayTaskStr = msg.Str(hexTasks(j.Array.Pending))
-		ji.ArrayMaxTasks = j.Array.MaxTasks
 		ji.ArrayTaskID = NoVal
 	}
 	if j.ArrayJobID == 0 {
@@ -101,6 +106,11 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		}
 		ji.Features = ns(j.Features)
 		m.requestedCounts(j, cl, &ji)
+		if ji.NumTasks == NoVal && m.allocRebuilt(j) {
+			// pack_job's num_tasks falls back on the allocated
+			// node count, rebuilt as 0 at the restart.
+			ji.NumTasks = 0
+		}
 	default:
 		ji.Partition = ns(j.Partition)
 		ji.Features = ns(j.Features)
@@ -128,6 +138,22 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		ji.TresAllocStr = ns(m.tresAlloc(j))
 	}
 	return ji
+}
+
+// arrayThrottle is the ArrayTaskThrottle a job's record shows: its own
+// when it is an array's meta record, its meta record's when it is a task
+// split off one, else 0.
+func (m *Manager) arrayThrottle(j *Job) uint32 {
+	if j.Array != nil {
+		return j.Array.MaxTasks
+	}
+	if j.ArrayJobID == 0 || j.ArrayJobID == j.ID {
+		return 0
+	}
+	if meta := m.jobs[j.ArrayJobID]; meta != nil && meta.Array != nil {
+		return meta.Array.MaxTasks
+	}
+	return 0
 }
 
 // neverAllocated is a job that ended without ever holding nodes.

@@ -275,6 +275,7 @@ func (c *infoCache) record(m *Manager, bc codec.BodyCodec, v codec.Version, hash
 	}
 	var sum uint64
 	sum, c.hbuf = sumOf(hasher, j, c.hbuf)
+	sum = infoDeps(m, j, sum)
 	e := c.entries[j.ID]
 	if e == nil || e.sum != sum {
 		e = &infoEntry{sum: sum, pending: j.Pending(), limit: m.timeLimit(j, cl)}
@@ -357,6 +358,28 @@ func sentinelAt(b []byte, v int64) int32 {
 		return -1
 	}
 	return int32(i)
+}
+
+// infoDeps mixes into a job's fingerprint what its record shows from
+// outside the job: a task split off an array shows its meta record's
+// throttle (scontrol update ArrayTaskThrottle changes the meta record
+// only), and a job recovered ended whether its allocated counts were
+// rebuilt (allocRebuilt).
+func infoDeps(m *Manager, j *Job, sum uint64) uint64 {
+	var dep uint64
+	if j.Array == nil && j.ArrayJobID != 0 && j.ArrayJobID != j.ID {
+		dep = uint64(m.arrayThrottle(j)) + 1
+	}
+	if m.allocRebuilt(j) {
+		dep |= 1 << 63
+	}
+	if dep == 0 {
+		return sum
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:], sum)
+	binary.LittleEndian.PutUint64(b[8:], dep)
+	return maphash.Bytes(keySeed, b[:])
 }
 
 // infoClusterKey fingerprints what records depend on besides the job:

@@ -58,7 +58,10 @@ func gotList(t *testing.T, m *Manager, cl *Cluster, flags uint16, uid uint32, id
 }
 
 // checkList compares the cached list with the uncached one, twice (the
-// second from the cache), for the usual flags and filters.
+// second from the cache), for the usual flags and filters. The first
+// query has the flags of the last one, whose records the cache still
+// holds from the previous step: a record kept though what it shows
+// changed in between is found there.
 func checkList(t *testing.T, step string, m *Manager, cl *Cluster, now int64) {
 	t.Helper()
 	for _, q := range []struct {
@@ -66,6 +69,7 @@ func checkList(t *testing.T, step string, m *Manager, cl *Cluster, now int64) {
 		uid   uint32
 		ids   []uint32
 	}{
+		{msg.ShowAll, ^uint32(0), nil},
 		{msg.ShowAll | msg.ShowLocal, ^uint32(0), nil},
 		{msg.ShowAll | msg.ShowDetail, ^uint32(0), nil},
 		{msg.ShowLocal, alice.UID, nil},
@@ -163,6 +167,46 @@ func TestPackJobInfoMatchesJobInfoMsg(t *testing.T) {
 	checkList(t, "node memory", m, cl, now)
 	m.cfg.ClusterName = "other"
 	checkList(t, "cluster name", m, cl, now)
+}
+
+// A task split off an array shows its meta record's throttle: the cached
+// list follows scontrol update ArrayTaskThrottle, which changes the meta
+// record only, on every task record.
+func TestPackJobInfoArrayThrottle(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	d := batchDesc(alice)
+	d.ArrayInx = msg.Str("1-6%2")
+	meta := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	tasks := 0
+	for _, j := range m.Jobs() {
+		if j.ArrayJobID == meta && j.ID != meta {
+			tasks++
+			if got := m.Info(j, cl, len(cl.Nodes), 0, t0).ArrayMaxTasks; got != 2 {
+				t.Fatalf("task %d: ArrayMaxTasks %d, want 2", j.ID, got)
+			}
+		}
+	}
+	if tasks != 2 {
+		t.Fatalf("%d tasks split off, want 2", tasks)
+	}
+	checkList(t, "throttle 2", m, cl, t0)
+	for i, v := range []string{"3", "0", "1"} {
+		u := msg.NewJobDesc()
+		u.JobID, u.ArrayInx = meta, msg.Str(v)
+		if _, err := m.Update(u, root, cl, t0+int64(i)+1); err != nil {
+			t.Fatalf("ArrayTaskThrottle=%s: %v", v, err)
+		}
+		checkList(t, "throttle "+v, m, cl, t0+int64(i)+1)
+	}
+	// Update touches every record of the array; the throttle alone
+	// changing on the meta record must be enough.
+	m.Job(meta).Array.MaxTasks = 5
+	checkList(t, "meta only", m, cl, t0+5)
+	// The meta record gone, a task shows no throttle.
+	m.remove(meta)
+	checkList(t, "meta removed", m, cl, t0+10)
 }
 
 // A sentinel inside a job's strings is not mistaken for the field: the

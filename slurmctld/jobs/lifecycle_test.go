@@ -233,7 +233,8 @@ func TestAllocateAndSteps(t *testing.T) {
 	}
 	d3 := msg.NewJobDesc()
 	d3.MinNodes, d3.Immediate, d3.Shared = 4, 1, 0
-	if _, _, err := m.Allocate(d3, bob, cl, t0); code(err) != slurmerr.ESLURM_NODES_BUSY {
+	// The queued allocation comes first (_top_priority).
+	if _, _, err := m.Allocate(d3, bob, cl, t0); code(err) != slurmerr.ESLURM_NOT_TOP_PRIORITY {
 		t.Fatalf("immediate: %v", err)
 	}
 

@@ -181,6 +181,9 @@ type Manager struct {
 	mf *Priority
 	// info caches packed job records for REQUEST_JOB_INFO (infocache.go).
 	info *infoCache
+	// rebuilt holds the jobs recovered ended without ever having nodes,
+	// by id, with their end time then (noteRebuiltAllocs, persist.go).
+	rebuilt map[uint32]int64
 	// billing is the partitions' TRESBillingWeights, for either priority
 	// plugin (priority.go).
 	billing billingTable

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"slices"
+
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
@@ -78,6 +80,18 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 	if err := m.register(j, now); err != nil {
 		return nil, Outcome{}, err
 	}
+	if d.Immediate != 0 {
+		var acts []Action
+		if rc := m.immediateRefusal(j, cl, now, &acts); rc != 0 {
+			// job_allocate fails the job before it looks for nodes.
+			m.failImmediate(j, now)
+			out, err := m.finish(acts)
+			if err != nil {
+				return nil, out, err
+			}
+			return nil, out, serr(rc)
+		}
+	}
 	actions := m.schedule(cl, now, false)
 	// The grant of this job travels in the reply, not as a push.
 	kept := actions[:0]
@@ -93,10 +107,7 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 		if j.Reason == ReasonResources || j.Reason == ReasonPriority {
 			rcErr = serr(slurmerr.ESLURM_NODES_BUSY)
 		}
-		j.setBase(msg.JobFailed)
-		j.Reason = uint16(sched.ReasonBadConstraints)
-		j.EndTime, j.ExitCode = now, 1
-		m.touch(j, now)
+		m.failImmediate(j, now)
 	}
 	out, err := m.finish(kept)
 	if err != nil {
@@ -112,6 +123,137 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 		a.ErrorCode = uint32(queuedRC)
 	}
 	return a, out, nil
+}
+
+// failImmediate ends an --immediate job that cannot start now.
+func (m *Manager) failImmediate(j *Job, now int64) {
+	j.setBase(msg.JobFailed)
+	j.Reason = uint16(sched.ReasonBadConstraints)
+	j.EndTime, j.ExitCode = now, 1
+	m.touch(j, now)
+}
+
+// immediateRefusal is job_allocate's test of an --immediate job before
+// it looks for nodes (0: go on): ESLURM_DEPENDENCY when the job may not
+// run yet (held, dependency, --begin, reservation not active, licenses
+// not free), ESLURM_NOT_TOP_PRIORITY when another pending job that
+// could run comes first. Not done: ESLURM_FRAGMENTATION (a job completing
+// within CompleteWait) and ESLURM_DEFER (SchedulerParameters=defer); the
+// manager's Config carries neither setting.
+func (m *Manager) immediateRefusal(j *Job, cl *Cluster, now int64, actions *[]Action) int {
+	if !m.independent(j, cl, now, actions) ||
+		j.Licenses != "" && m.LicenseUsage(cl.Licenses).Test(j) != LicensesFree {
+		return slurmerr.ESLURM_DEPENDENCY
+	}
+	if !m.topPriority(j, cl, now) {
+		return slurmerr.ESLURM_NOT_TOP_PRIORITY
+	}
+	return 0
+}
+
+// topPriority is _top_priority: no other pending job that could run now
+// comes before j. Two jobs outside reservations (or in the same one) are
+// compared by priority alone, whatever their partitions; a job in a
+// reservation is not compared with one outside; jobs in two different
+// reservations are compared within a partition by priority and across
+// overlapping partitions by PriorityTier, then priority.
+func (m *Manager) topPriority(j *Job, cl *Cluster, now int64) bool {
+	if j.Priority == 0 {
+		return false
+	}
+	for _, o := range m.jobs {
+		if o == j || !o.Pending() || o.IsCompleting() || !runnableReason(o.Reason) || !m.couldRun(o, now) {
+			continue
+		}
+		switch {
+		case o.Reservation == j.Reservation:
+			if o.Priority > j.Priority {
+				return false
+			}
+			continue
+		case o.Reservation == "" || j.Reservation == "":
+			continue
+		}
+		pj, po := cl.partition(firstPart(j)), cl.partition(firstPart(o))
+		if pj == nil || po == nil {
+			continue
+		}
+		if pj == po {
+			if o.Priority > j.Priority {
+				return false
+			}
+			continue
+		}
+		if !overlap(pj.Nodes, po.Nodes) {
+			continue
+		}
+		if po.PriorityTier > pj.PriorityTier || po.PriorityTier == pj.PriorityTier && o.Priority > j.Priority {
+			return false
+		}
+	}
+	return true
+}
+
+// runnableReason: a pending job with one of these reasons waits for a
+// limit, a partition or an administrator, not for resources
+// (acct_policy_job_runnable_state, misc_policy_job_runnable_state,
+// part_policy_job_runnable_state, and the reasons job_independent stops
+// at).
+func runnableReason(r uint16) bool {
+	switch {
+	case r >= 40 && r <= 70, // WAIT_QOS_GRP_CPU .. WAIT_ASSOC_MAX_SUB_JOB
+		r >= 4 && r <= 7,   // WAIT_PART_NODE_LIMIT .. WAIT_PART_INACTIVE
+		r >= 11 && r <= 13, // WAIT_ASSOC_JOB_LIMIT .. WAIT_ASSOC_TIME_LIMIT
+		r >= 27 && r <= 30, // FAIL_ACCOUNT, FAIL_QOS, WAIT_QOS_THRES, WAIT_QOS_JOB_LIMIT
+		r == 32,            // WAIT_QOS_TIME_LIMIT
+		r == 15,            // WAIT_NODE_NOT_AVAIL
+		r == 75,            // FAIL_BURST_BUFFER_OP
+		r == 198,           // WAIT_RESV_DELETED
+		r == ReasonHeldAdmin, r == ReasonHeldUser, r == ReasonMaxRequeue, r == ReasonDepInvalid:
+		return false
+	}
+	return true
+}
+
+// couldRun is job_independent for another pending job, without changing
+// it: not held, its dependency satisfied, past its --begin, its array
+// under its throttle.
+func (m *Manager) couldRun(o *Job, now int64) bool {
+	if o.Hold != HoldNone || o.BeginTime > now {
+		return false
+	}
+	if o.Dependency != nil {
+		c := *o
+		d := *o.Dependency
+		d.Items = slices.Clone(d.Items)
+		c.Dependency = &d
+		if wait, failed := m.evalDependency(&c); wait || failed {
+			return false
+		}
+	}
+	if o.IsArrayMeta() && o.Array.MaxTasks > 0 && uint32(m.arrayRunning(o.ArrayJobID)) >= o.Array.MaxTasks {
+		return false
+	}
+	return true
+}
+
+func firstPart(j *Job) string {
+	if j.Partition != "" {
+		return j.Partition
+	}
+	if len(j.Partitions) > 0 {
+		return j.Partitions[0]
+	}
+	return ""
+}
+
+func overlap(a, b []int) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // queuedCode is the code job_allocate returns for an allocation it

@@ -284,7 +284,35 @@ func (m *Manager) Recovered(now int64) {
 	if m.nextID < m.cfg.FirstJobID || m.nextID >= m.cfg.MaxJobID {
 		m.nextID = m.cfg.FirstJobID
 	}
+	m.noteRebuiltAllocs()
 	m.lastUpdate = now
+}
+
+// noteRebuiltAllocs records the jobs whose allocated TRES counts real
+// slurmctld rebuilds when it loads its state: every job not pending
+// then has them (job_set_alloc_tres), and for a job that never had nodes
+// they count 0 nodes, which its record shows as its task count when it
+// asked for none (NumTasks=0, where it showed none before the restart).
+// A job that ran keeps its counts from the saved string.
+func (m *Manager) noteRebuiltAllocs() {
+	m.rebuilt = nil
+	for id, j := range m.jobs {
+		if j.Pending() || !neverAllocated(j) || j.NumTasks != NoVal {
+			continue
+		}
+		if m.rebuilt == nil {
+			m.rebuilt = map[uint32]int64{}
+		}
+		m.rebuilt[id] = j.EndTime
+	}
+}
+
+// allocRebuilt reports whether j is a job noteRebuiltAllocs recorded and
+// has not changed state since (a requeue clears the counts again; it
+// moves the end time when the job ends anew).
+func (m *Manager) allocRebuilt(j *Job) bool {
+	end, ok := m.rebuilt[j.ID]
+	return ok && end == j.EndTime && !j.Pending() && neverAllocated(j)
 }
 
 // MemJournal is an in-memory Journal for tests and tools: every record

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -333,4 +334,57 @@ func copyDir(t *testing.T, from, to string) {
 	if err := os.Chmod(to, 0o700); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A job cancelled while pending shows no task count (NO_VAL) until the
+// controller restarts; then real slurmctld has rebuilt its allocated
+// counts (0 nodes) and shows NumTasks=0, unless the job asked for a task
+// count. A job pending at the restart and cancelled after keeps NO_VAL;
+// dropping the packed records (a billing change) keeps what was rebuilt.
+func TestNumTasksAfterRestart(t *testing.T) {
+	cl := testCluster()
+	jr := &MemJournal{}
+	m := newTestManager(jr)
+	held := batchDesc(alice)
+	held.Priority = 0
+	plain := mustSubmit(t, m, cl, held, alice, t0)
+	withN := batchDesc(alice)
+	withN.Priority, withN.NumTasks = 0, 3
+	tasks := mustSubmit(t, m, cl, withN, alice, t0)
+	later := mustSubmit(t, m, cl, held, alice, t0)
+	for _, id := range []uint32{plain, tasks} {
+		if _, err := killStr(m, cl, alice, strconv.Itoa(int(id)), 9, t0+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	numTasks := func(m *Manager, id uint32) uint32 {
+		return m.Info(m.Job(id), cl, len(cl.Nodes), 0, t0+3).NumTasks
+	}
+	if got := numTasks(m, plain); got != NoVal {
+		t.Fatalf("before the restart: NumTasks %d, want NO_VAL", got)
+	}
+
+	r := replay(t, jr.Records)
+	r.Recovered(t0 + 2)
+	if _, err := killStr(r, cl, alice, strconv.Itoa(int(later)), 9, t0+3); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, c := range []struct {
+			id   uint32
+			want uint32
+		}{{plain, 0}, {tasks, 3}, {later, NoVal}} {
+			if got := numTasks(r, c.id); got != c.want {
+				t.Errorf("%s: job %d: NumTasks %d, want %d", step, c.id, got, c.want)
+			}
+		}
+		want := wantList(t, r, cl, msg.ShowAll, ^uint32(0), nil, t0+3)
+		if got := gotList(t, r, cl, msg.ShowAll, ^uint32(0), nil, t0+3); !bytes.Equal(got, want) {
+			t.Errorf("%s: cached list differs from JobInfoMsg", step)
+		}
+	}
+	check("after the restart")
+	r.info = nil
+	check("packed records dropped")
 }

@@ -168,7 +168,10 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		for _, name := range strings.Split(j.PartitionReq, ",") {
 			p := cl.partition(name)
 			if p == nil {
-				return nil, serr(slurmerr.ESLURM_INVALID_PARTITION_NAME)
+				// _get_job_parts sends the first unknown name with
+				// the code; sbatch and srun print it first.
+				return nil, &RejectError{Code: slurmerr.ESLURM_INVALID_PARTITION_NAME,
+					Msg: "invalid partition specified: " + name}
 			}
 			parts = append(parts, p)
 		}

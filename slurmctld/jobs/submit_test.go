@@ -175,3 +175,22 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("job %+v", j)
 	}
 }
+
+// An unknown partition is refused with the text slurmctld sends with the
+// code (RESPONSE_SLURM_RC_MSG): the first unknown name of the list.
+func TestUnknownPartitionMessage(t *testing.T) {
+	for _, tc := range []struct{ parts, want string }{
+		{"nosuch", "invalid partition specified: nosuch"},
+		{"debug,nosuch,other", "invalid partition specified: nosuch"},
+	} {
+		cl := testCluster()
+		m := newTestManager(nil)
+		d := batchDesc(alice)
+		d.Partition = msg.Str(tc.parts)
+		_, _, err := m.Submit(d, alice, cl, t0)
+		if code(err) != slurmerr.ESLURM_INVALID_PARTITION_NAME || UserMessage(err) != tc.want {
+			t.Errorf("-p %s: code %d, message %q; want %d, %q", tc.parts, code(err), UserMessage(err),
+				slurmerr.ESLURM_INVALID_PARTITION_NAME, tc.want)
+		}
+	}
+}

@@ -22,6 +22,12 @@ func scontrolMutationCorpus() []mutCase {
 	run2 := []string{"-p", "debug", "-N", "2", "-w", "n[3-4]", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
 	excl4 := []string{"-p", "debug", "-w", "n4", "--exclusive", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
 	arr := []string{"--hold", "-p", "down", "-J", "%N", "-a", "1-4", "-t", "30", "--wrap", "true"}
+	// One task at a time on n2 until the throttle is raised to 2: then
+	// both run (with a task left pending, the meta record's reason right
+	// after a task starts up to the throttle is the scheduler's timing).
+	// Two CPUs, so that the other command's cancelled array, still
+	// ending on n2, leaves room.
+	arrRun := []string{"-p", "debug", "-w", "n2", "-J", "%N", "-a", "1-2%1", "-t", "30", "--wrap", "echo up; exec sleep 600"}
 	nobody := []string{"--uid", "nobody", "--hold", "-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
 	nobodyPend := []string{"--uid", "nobody", "-p", "down", "-J", "%N", "-t", "30", "--wrap", "true"}
 	nobodyRun := []string{"--uid", "nobody", "-p", "debug", "-w", "n2", "-J", "%N", "-t", "30", "--wrap", "echo up; exec sleep 600"}
@@ -107,6 +113,8 @@ func scontrolMutationCorpus() []mutCase {
 		{jobs: j(arr), ops: op("update", "JobId=%0", "Comment=all")},
 		{jobs: j(arr), ops: op("update", "JobId=%0_[1-2]", "Name=two")},
 		{jobs: j(arr), ops: upd("ArrayTaskThrottle=1")},
+		// Every task split off shows the meta record's throttle.
+		{jobs: j(arrRun), ops: upd("ArrayTaskThrottle=2")},
 		// Updates refused.
 		{jobs: j(held), ops: upd("Partition=nosuchpart")},
 		{jobs: j(held), ops: upd("NumNodes=9")},
