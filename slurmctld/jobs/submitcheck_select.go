@@ -81,7 +81,7 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 		}
 		return ""
 	}
-	anyUsable := false
+	var usable []int
 	for _, i := range p.Nodes {
 		if slices.Contains(excIdx, i) {
 			continue
@@ -89,10 +89,10 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 		if why := fits(i); why != "" {
 			*userMsg = why
 		} else {
-			anyUsable = true
+			usable = append(usable, i)
 		}
 	}
-	if !anyUsable {
+	if len(usable) == 0 {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
 	if len(reqIdx) > 0 {
@@ -115,12 +115,17 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 			return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 		}
 	}
-	if maxN < minN {
+	if maxN < minN || minN > uint32(len(p.Nodes)) {
 		// select_nodes takes this for too many nodes asked and says so
 		// in the job's reason, which stays when another partition of
 		// the job passes.
 		j.Reason, j.StateDesc = uint16(sched.ReasonPartNodeLimit), ""
 		return slurmerr.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE
+	}
+	// Fewer usable nodes than the job needs, or too few CPUs on as many
+	// of them as it may have: it could never run here.
+	if uint32(len(usable)) < minN || !cpusFit(cl, j, usable, maxN) {
+		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
 	return 0
 }
@@ -248,6 +253,7 @@ func (m *Manager) lateReject(k kind, err error) error {
 // the constraint (build_feature_list), then, except for --test-only,
 // whether the job could ever run (_select_nodes_parts).
 func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqIdx, excIdx []int, k kind) error {
+	setPnMinCPUs(j)
 	if j.Features != "" {
 		j.Features = normalizeFeatures(j.Features)
 		if rc := checkFeatures(j.Features, cl.Nodes); rc != 0 {
@@ -261,4 +267,59 @@ func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqI
 		return m.lateReject(k, err)
 	}
 	return nil
+}
+
+// setPnMinCPUs gives the job record its CPUs per node at least, as
+// _copy_job_desc_to_job_record does: --ntasks-per-node tasks of
+// --cpus-per-task CPUs each (without -O, for more than one task), and
+// never fewer than one task's CPUs. scontrol shows it as MinCPUsNode.
+func setPnMinCPUs(j *Job) {
+	pn := uint16(1)
+	if j.PnMinCPUs != NoVal16 && j.PnMinCPUs != 0 {
+		pn = j.PnMinCPUs
+	}
+	cpt := uint16(1)
+	if j.CPUsPerTask != NoVal16 && j.CPUsPerTask != 0 {
+		cpt = j.CPUsPerTask
+	}
+	tasks := j.NumTasks
+	if tasks == NoVal && j.NTasksPerNode != NoVal16 && j.MinNodes != NoVal {
+		// validate_job_create_req's task count for --ntasks-per-node
+		// without -n.
+		tasks = uint32(j.NTasksPerNode) * j.MinNodes
+	}
+	if j.NTasksPerNode != NoVal16 && j.NTasksPerNode != 0 && j.Overcommit != 1 &&
+		tasks != NoVal && tasks > 1 {
+		pn = max(pn, cpt*j.NTasksPerNode)
+	}
+	if j.PnMinCPUs != NoVal16 || pn > 1 || cpt > 1 {
+		j.PnMinCPUs = max(pn, cpt)
+	}
+}
+
+// cpusFit reports whether the job's CPUs (tasks times CPUs per task,
+// unless -O) fit the biggest of the nodes it may use, as many as it may
+// have: the CPU count test of select_nodes' test-only pass.
+func cpusFit(cl *Cluster, j *Job, usable []int, maxN uint32) bool {
+	tasks := j.NumTasks
+	if tasks == NoVal && j.NTasksPerNode != NoVal16 && j.MinNodes != NoVal {
+		tasks = uint32(j.NTasksPerNode) * j.MinNodes
+	}
+	if j.Overcommit == 1 || tasks == NoVal || tasks == 0 {
+		return true
+	}
+	cpt := uint64(1)
+	if j.CPUsPerTask != NoVal16 && j.CPUsPerTask != 0 {
+		cpt = uint64(j.CPUsPerTask)
+	}
+	cpus := make([]int, 0, len(usable))
+	for _, i := range usable {
+		cpus = append(cpus, int(cl.Nodes[i].CPUs))
+	}
+	slices.Sort(cpus)
+	var sum uint64
+	for k := len(cpus) - 1; k >= 0 && uint32(len(cpus)-1-k) < maxN; k-- {
+		sum += uint64(cpus[k])
+	}
+	return sum >= uint64(tasks)*cpt
 }

@@ -286,3 +286,30 @@ func TestPendingNodeCount(t *testing.T) {
 		})
 	}
 }
+
+// TestSetPnMinCPUs: MinCPUsNode of a new job, as real 22.05 showed it in
+// the geometry corpus (--ntasks-per-node=2 -n 6 shows 2, -c 3 shows 3).
+func TestSetPnMinCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(j *Job)
+		want uint16
+	}{
+		{"nothing asked", func(j *Job) {}, NoVal16},
+		{"cpus per task", func(j *Job) { j.CPUsPerTask = 3 }, 3},
+		{"tasks per node with -n", func(j *Job) { j.NTasksPerNode, j.NumTasks = 2, 6 }, 2},
+		{"tasks per node alone", func(j *Job) { j.NTasksPerNode = 3 }, 3},
+		{"tasks per node times cpus", func(j *Job) { j.NTasksPerNode, j.NumTasks, j.CPUsPerTask = 2, 4, 2 }, 4},
+		{"overcommit", func(j *Job) { j.NTasksPerNode, j.NumTasks, j.Overcommit = 4, 8, 1 }, NoVal16},
+		{"mincpus wins", func(j *Job) { j.PnMinCPUs, j.NTasksPerNode, j.NumTasks = 5, 2, 4 }, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{MinNodes: 1, NumTasks: NoVal, CPUsPerTask: NoVal16, NTasksPerNode: NoVal16, PnMinCPUs: NoVal16}
+			tc.edit(j)
+			setPnMinCPUs(j)
+			if j.PnMinCPUs != tc.want {
+				t.Errorf("PnMinCPUs %d, want %d", j.PnMinCPUs, tc.want)
+			}
+		})
+	}
+}

@@ -36,12 +36,14 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 				cores = append(cores, uint16((w-c.coreOff[ni])*64+b))
 			}
 		}
+		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))
 		var mem uint64
 		switch {
 		case r.whole || r.memAll:
 			mem = nd.RealMemory
 		case r.memPerCPU > 0:
-			mem = r.memPerCPU * uint64(pl.tasks[i]*r.cpt)
+			// Per allocated CPU, as cons_tres counts it.
+			mem = r.memPerCPU * uint64(cpus)
 		default:
 			mem = r.memPerNode
 		}
@@ -61,7 +63,6 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 				gres = append(gres, Gres{Name: sl.name, Type: sl.typ, Count: t})
 			}
 		}
-		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))
 		a.Nodes[i] = NodeAlloc{Node: ni, Cores: cores, CPUs: cpus, MemoryMB: mem, Gres: gres}
 	}
 	c.take(&a, a.End)

@@ -199,11 +199,23 @@ type Job struct {
 	DependencyWait bool // a dependency is not satisfied yet (evaluated by the caller)
 
 	MinNodes      uint32 // -N min; 0 = derived from the other requests
-	MaxNodes      uint32 // -N max; 0 = MinNodes
+	MaxNodes      uint32 // -N max; 0 = MinNodes; Infinite32 = no maximum (Slurm's max_nodes 0)
 	NumTasks      uint32 // -n; 0 = one per node
 	CPUsPerTask   uint16 // -c; 0 = 1
 	NTasksPerNode uint16 // --ntasks-per-node; 0 = not given
 	MinCPUs       uint32 // --mincpus per node; 0 = not given
+	// TasksPerCore is --ntasks-per-core: at most that many tasks on a
+	// core, so a task may leave a core's other threads idle; 0 = no limit.
+	TasksPerCore uint16
+	// ThreadsPerCore is --threads-per-core (or --hint=nomultithread): the
+	// tasks use at most that many threads of a core, the others stay
+	// allocated and idle; 0 = all.
+	ThreadsPerCore uint16
+	// Overcommit is -O: the tasks share CPUs, one CPU a node suffices.
+	Overcommit bool
+	// Spread is --spread-job: one task a node on as many nodes as the job
+	// may have, before a node gets a second task.
+	Spread bool
 	// TotalCPUs is the job's minimum CPU count over all its nodes
 	// (job_limits_check compares it with the partition's CPUs and
 	// MaxCPUsPerNode times its nodes); 0 = not checked.

@@ -18,6 +18,9 @@ type request struct {
 	cpt        int // CPUs per task
 	ntpn       int // exact tasks per node, 0 = free distribution
 	maxTasksPN int // MaxCPUsPerNode / cpt, 0 = no limit
+	tpcore     int // tasks per core at most, 0 = no limit
+	thr        int // threads of a core the tasks use, 0 = all
+	minCPUs    int // CPUs per node at least (--mincpus, pn_min_cpus)
 
 	memPerNode uint64 // MB per node (when memPerCPU == 0)
 	memPerCPU  uint64
@@ -122,6 +125,9 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	r.minN = int(j.MinNodes)
 	r.maxN = int(j.MaxNodes)
 	r.tasks = int(j.NumTasks)
+	r.tpcore = int(j.TasksPerCore)
+	r.thr = int(j.ThreadsPerCore)
+	r.minCPUs = int(j.MinCPUs)
 	switch {
 	case r.tasks == 0 && r.ntpn > 0:
 		r.tasks = max(r.minN, 1) * r.ntpn
@@ -134,12 +140,22 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 			r.minN = (r.tasks + r.ntpn - 1) / r.ntpn
 		}
 	}
-	if r.maxN == 0 {
-		if j.MinNodes > 0 || r.ntpn > 0 {
-			r.maxN = r.minN
-		} else {
-			r.maxN = max(r.tasks, r.minN)
-		}
+	if j.Overcommit && r.ntpn == 0 {
+		// The tasks share CPUs: the job needs one CPU on each of its
+		// nodes, as many nodes as it asked for (the task count only
+		// shows in the job).
+		r.tasks = r.minN
+	}
+	noMax := j.MaxNodes == Infinite32
+	switch {
+	case noMax:
+		// No maximum (the job's max_nodes is 0): as many nodes as the
+		// tasks need, bounded by the partition below (get_node_cnts).
+		r.maxN = max(r.tasks, r.minN)
+	case r.maxN == 0 && (j.MinNodes > 0 || r.ntpn > 0):
+		r.maxN = r.minN
+	case r.maxN == 0:
+		r.maxN = max(r.tasks, r.minN)
 	}
 	// job_limits_check's node and time limits.
 	switch {
@@ -147,7 +163,7 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 		return nil, ReasonPartNodeLimit
 	case j.MinNodes > 0 && j.MinNodes < p.MinNodes:
 		return nil, ReasonPartNodeLimit
-	case p.MaxNodes != Infinite32 && (uint32(r.minN) > p.MaxNodes || j.MaxNodes > p.MaxNodes):
+	case p.MaxNodes != Infinite32 && (uint32(r.minN) > p.MaxNodes || (!noMax && j.MaxNodes > p.MaxNodes)):
 		// An explicit maximum above the partition's fails as well, even
 		// when fewer nodes would do.
 		return nil, ReasonPartNodeLimit
@@ -169,11 +185,15 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	// A job that gave a node range wants its maximum (get_node_cnts'
 	// req_nodes) and settles for fewer nodes when no more are free.
 	r.wantN = r.minN
-	if j.MaxNodes > j.MinNodes && j.GPUs == 0 {
+	if !noMax && j.MaxNodes > j.MinNodes && j.GPUs == 0 {
 		r.wantN = r.maxN
 		if j.NumTasks > 0 {
 			r.wantN = min(r.wantN, r.tasks)
 		}
+	}
+	if j.Spread {
+		// --spread-job: as many nodes as the tasks, one task each first.
+		r.wantN = max(r.wantN, min(r.maxN, r.tasks))
 	}
 	if p.MaxCPUsPerNode != Infinite32 && p.MaxCPUsPerNode != 0 {
 		r.maxTasksPN = int(p.MaxCPUsPerNode) / r.cpt
@@ -273,20 +293,43 @@ func (c *cluster) base(r *request, a int) *bitset.BitSet {
 
 func (r *request) altCount() int { return max(len(r.alts), 1) }
 
+// threads is how many threads of each of a node's cores the request's
+// tasks may use.
+func (r *request) threads(nd *Node) int {
+	t := max(int(nd.ThreadsPerCore), 1)
+	if r.thr > 0 {
+		t = min(t, r.thr)
+	}
+	return t
+}
+
 // coresFor is how many cores tasks of the request take on a node: CPUs
-// are hardware threads, cores are allocated whole (CR_Core).
+// are hardware threads, cores are allocated whole (CR_Core), and a core
+// holds at most --ntasks-per-core tasks; --mincpus raises the count.
 func (r *request) coresFor(nd *Node, tasks int) int {
-	tpc := max(int(nd.ThreadsPerCore), 1)
-	return (tasks*r.cpt + tpc - 1) / tpc
+	thr := r.threads(nd)
+	cores := (tasks*r.cpt + thr - 1) / thr
+	if r.tpcore > 0 {
+		cores = max(cores, (tasks+r.tpcore-1)/r.tpcore)
+	}
+	if r.minCPUs > 0 {
+		tpc := max(int(nd.ThreadsPerCore), 1)
+		cores = max(cores, (r.minCPUs+tpc-1)/tpc)
+	}
+	return min(cores, max(nd.Cores(), 1))
 }
 
 // tasksIn is how many tasks of the request fit in cores of a node.
 func (r *request) tasksIn(nd *Node, cores int) int {
-	cpus := cores * max(int(nd.ThreadsPerCore), 1)
-	if r.cpt == 1 {
-		return cpus
+	cpus := cores * r.threads(nd)
+	t := cpus
+	if r.cpt > 1 {
+		t = cpus / r.cpt
 	}
-	return cpus / r.cpt
+	if r.tpcore > 0 {
+		t = min(t, cores*r.tpcore)
+	}
+	return t
 }
 
 // capacity is how many tasks of the request a node could take now, given
@@ -337,7 +380,7 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 			}
 		}
 	}
-	if r.job.MinCPUs > 0 && int(freeCores)*max(int(nd.ThreadsPerCore), 1) < int(r.job.MinCPUs) {
+	if r.minCPUs > 0 && int(freeCores)*max(int(nd.ThreadsPerCore), 1) < r.minCPUs {
 		return 0 // --mincpus
 	}
 	capTasks := r.tasksIn(nd, int(freeCores))
@@ -358,9 +401,19 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		if r.memSensed && freeMem < nd.RealMemory {
 			return 0
 		}
+	case r.memPerCPU > 0 && !r.memSensed:
+		// Memory is not allocated: a task's share only has to fit.
+		if r.memPerCPU*uint64(r.cpt) > nd.RealMemory {
+			return 0
+		}
 	case r.memPerCPU > 0:
-		per := r.memPerCPU * uint64(r.cpt)
-		capTasks = min(capTasks, int(mem/per))
+		// Memory goes with every allocated CPU, the idle threads of the
+		// job's cores included: whole cores that the memory covers.
+		per := r.memPerCPU * uint64(max(int(nd.ThreadsPerCore), 1))
+		capTasks = min(capTasks, r.tasksIn(nd, int(mem/per)))
+		if r.minCPUs > 0 && mem < r.memPerCPU*uint64(r.minCPUs) {
+			return 0
+		}
 	default:
 		if mem < r.memPerNode {
 			return 0

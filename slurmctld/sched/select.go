@@ -184,6 +184,21 @@ func (c *cluster) placeBlocks(r *request, cands, caps []int, pre []int) (placeme
 	if have > r.maxN {
 		return placement{}, false
 	}
+	if len(r.reqList) > 0 && len(pre) == 0 && len(r.counts) == 0 && !r.job.Contiguous {
+		// cons_tres grows a required node's block from the first
+		// required node: the nodes after it first, then those before.
+		first, _ := slices.BinarySearch(cands, r.reqList[0])
+		for p := first + 1; p < len(cands) && cands[p] == cands[p-1]+1 && (needNodes() > 0 || needTasks() > 0) && have < r.maxN; p++ {
+			if !chosen[p] {
+				pick(p)
+			}
+		}
+		for p := first - 1; p >= 0 && cands[p] == cands[p+1]-1 && (needNodes() > 0 || needTasks() > 0) && have < r.maxN; p-- {
+			if !chosen[p] {
+				pick(p)
+			}
+		}
+	}
 	if needNodes() > 0 || needTasks() > 0 {
 		runs := c.runs(cands, caps, chosen)
 		if r.job.Contiguous {

@@ -120,8 +120,10 @@ func TestSelection(t *testing.T) {
 		}, mkJob(1, nodesN(2, 2), tasks(2), gpus(4)), []int{0, 1}, nil},
 		{"include list", func() *Snapshot { return snap(mkNodes(4, 8, 8000)) },
 			mkJob(1, reqNodes(2)), []int{2}, nil},
+		// _eval_nodes grows the block from the required node: after it,
+		// then before it.
 		{"include list plus more nodes", func() *Snapshot { return snap(mkNodes(4, 8, 8000)) },
-			mkJob(1, nodesN(2, 2), reqNodes(3)), []int{0, 3}, nil},
+			mkJob(1, nodesN(2, 2), reqNodes(3)), []int{2, 3}, nil},
 		{"exclude list", func() *Snapshot { return snap(mkNodes(4, 8, 8000)) },
 			mkJob(1, excNodes(0, 1)), []int{2}, nil},
 		{"down and drained nodes skipped", func() *Snapshot {
