@@ -8,7 +8,6 @@ require (
 	github.com/cloudflare/circl v1.6.5
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/coreos/go-systemd/v22 v22.7.0
-	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/opencontainers/runtime-spec v1.3.0
 	golang.org/x/sys v0.47.0

@@ -51,6 +51,7 @@ func main() {
 	// on: a stack walk every 512 KiB allocated and a 1.4 MB bucket table,
 	// for a profile nobody reads unless the memory dumps are on.
 	runtime.MemProfileRate = ctld.MemProfileRate()
+	ctld.SetGCPercent()
 	os.Exit(Main(os.Args, os.Stdout, os.Stderr))
 }
 

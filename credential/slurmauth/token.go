@@ -1,14 +1,15 @@
 package slurmauth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // UIDAny is SLURM_AUTH_UID_ANY as ruid: any verifier may accept the token.
@@ -60,15 +61,6 @@ type wireClaims struct {
 	Nonce *string `json:"jti,omitempty"`
 }
 
-// wireClaims satisfies jwt.Claims; validation is ours (validate), done with
-// the injected clock, so these report nothing.
-func (*wireClaims) GetExpirationTime() (*jwt.NumericDate, error) { return nil, nil }
-func (*wireClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return nil, nil }
-func (*wireClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
-func (*wireClaims) GetIssuer() (string, error)                   { return "", nil }
-func (*wireClaims) GetSubject() (string, error)                  { return "", nil }
-func (*wireClaims) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }
-
 // MintParams describe a token to mint.
 type MintParams struct {
 	Context  string // ContextAuth or ContextSack
@@ -113,11 +105,72 @@ func (k *Key) Mint(p MintParams) (string, error) {
 		s := base64.StdEncoding.EncodeToString(p.Payload)
 		c.Payload = &s
 	}
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, &c).SignedString(k.secret)
+	body, err := json.Marshal(&c)
 	if err != nil {
 		return "", fmt.Errorf("slurmauth: signing: %w", err)
 	}
-	return tok, nil
+	signed := hs256Header + "." + b64.EncodeToString(body)
+	return signed + "." + b64.EncodeToString(k.hs256(signed)), nil
+}
+
+// The token format is JWS compact serialisation (RFC 7515) with HS256 only:
+// base64url(header) "." base64url(claims) "." base64url(HMAC-SHA256 of the
+// first two parts). It is done here rather than with a JWT library, which
+// would link RSA, ECDSA, x509 and math/big into every daemon for an
+// algorithm we refuse anyway.
+
+// hs256Header is base64url of {"alg":"HS256","typ":"JWT"}, the header
+// libjwt (Slurm) and golang-jwt write, keys in that order.
+var hs256Header = b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+
+// b64 is unpadded base64url; Strict refuses non-zero trailing bits, so a
+// segment has one encoding only.
+var b64 = base64.RawURLEncoding.Strict()
+
+func (k *Key) hs256(signed string) []byte {
+	m := hmac.New(sha256.New, k.secret)
+	m.Write([]byte(signed))
+	return m.Sum(nil)
+}
+
+// decodeToken splits token and decodes its header, claims and signature.
+// A token that does not parse is ErrMalformed; a header whose alg is not
+// exactly "HS256" is ErrSignature (alg none, other HMACs, RSA, ECDSA are
+// refused by name before any key is involved). It returns the signed part
+// (header "." claims) and the signature; verifying it is the caller's.
+func decodeToken(token string, wc *wireClaims) (signed string, sig []byte, err error) {
+	if len(token) > MaxTokenLen {
+		return "", nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", nil, credErr(ErrMalformed, "token of %d segments, want 3", len(parts))
+	}
+	hb, err := b64.DecodeString(parts[0])
+	if err != nil {
+		return "", nil, credErr(ErrMalformed, "header: %v", err)
+	}
+	var hdr map[string]any
+	if err := json.Unmarshal(hb, &hdr); err != nil {
+		return "", nil, credErr(ErrMalformed, "header: %v", err)
+	}
+	cb, err := b64.DecodeString(parts[1])
+	if err != nil {
+		return "", nil, credErr(ErrMalformed, "claims: %v", err)
+	}
+	// encoding/json refuses a claim of the wrong JSON type or out of its
+	// Go type's range (see wireClaims).
+	if err := json.Unmarshal(cb, wc); err != nil {
+		return "", nil, credErr(ErrMalformed, "claims: %v", err)
+	}
+	if alg, ok := hdr["alg"].(string); !ok || alg != "HS256" {
+		return "", nil, credErr(ErrSignature, "alg %v", hdr["alg"])
+	}
+	sig, err = b64.DecodeString(parts[2])
+	if err != nil {
+		return "", nil, credErr(ErrMalformed, "signature: %v", err)
+	}
+	return token[:len(parts[0])+1+len(parts[1])], sig, nil
 }
 
 // VerifyParams are what a verifier checks a token against.
@@ -130,12 +183,6 @@ type VerifyParams struct {
 	Cluster string
 }
 
-var parser = jwt.NewParser(
-	jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-	jwt.WithoutClaimsValidation(),
-	jwt.WithStrictDecoding(),
-)
-
 // Parse verifies token as Slurm's verify_internal does, with two additions
 // (the cluster check and strict claim typing): HS256 with k only, exp not
 // before v.Now, ruid UIDAny or v.DecoderUID, context auth or sack, iat,
@@ -146,23 +193,13 @@ func (k *Key) Parse(token string, v VerifyParams) (*Claims, error) {
 	if k == nil || len(k.secret) < MinKeySize {
 		return nil, credErr(errors.New("no key"), "verify")
 	}
-	if len(token) > MaxTokenLen {
-		return nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
-	}
 	var wc wireClaims
-	_, err := parser.ParseWithClaims(token, &wc, func(t *jwt.Token) (any, error) {
-		// Belt and braces against alg confusion: the method must be
-		// exactly HS256, whatever the parser option says.
-		if t.Method != jwt.SigningMethodHS256 || t.Header["alg"] != "HS256" {
-			return nil, fmt.Errorf("alg %v", t.Header["alg"])
-		}
-		return k.secret, nil
-	})
+	signed, sig, err := decodeToken(token, &wc)
 	if err != nil {
-		if errors.Is(err, jwt.ErrTokenMalformed) {
-			return nil, credErr(ErrMalformed, "%v", err)
-		}
-		return nil, credErr(ErrSignature, "%v", err)
+		return nil, err
+	}
+	if !hmac.Equal(sig, k.hs256(signed)) {
+		return nil, credErr(ErrSignature, "signature does not match")
 	}
 	return checkClaims(&wc, v, true)
 }
@@ -170,16 +207,9 @@ func (k *Key) Parse(token string, v VerifyParams) (*Claims, error) {
 // parseUnverified decodes a token's claims without checking the signature:
 // for a client after sack has verified the token for it.
 func parseUnverified(token string, v VerifyParams) (*Claims, error) {
-	if len(token) > MaxTokenLen {
-		return nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
-	}
 	var wc wireClaims
-	t, _, err := parser.ParseUnverified(token, &wc)
-	if err != nil {
-		return nil, credErr(ErrMalformed, "%v", err)
-	}
-	if t.Method != jwt.SigningMethodHS256 {
-		return nil, credErr(ErrSignature, "alg %v", t.Header["alg"])
+	if _, _, err := decodeToken(token, &wc); err != nil {
+		return nil, err
 	}
 	return checkClaims(&wc, v, true)
 }

@@ -2,16 +2,21 @@ package slurmauth
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"hash"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/goslurm/goslurm/credential/authhash"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
@@ -183,15 +188,17 @@ func claimsMap(t *testing.T, k *Key, p MintParams) map[string]any {
 	return m
 }
 
-func hs256(k *Key) func(string) []byte {
+// hmacWith signs with k's secret and h, computed here independently of
+// the code under test.
+func hmacWith(k *Key, h func() hash.Hash) func(string) []byte {
 	return func(s string) []byte {
-		sig, err := jwt.SigningMethodHS256.Sign(s, k.secret)
-		if err != nil {
-			panic(err)
-		}
-		return sig
+		m := hmac.New(h, k.secret)
+		m.Write([]byte(s))
+		return m.Sum(nil)
 	}
 }
+
+func hs256(k *Key) func(string) []byte { return hmacWith(k, sha256.New) }
 
 func TestParseRejects(t *testing.T) {
 	k := testKey(t)
@@ -210,23 +217,41 @@ func TestParseRejects(t *testing.T) {
 		f(m)
 		return forge(t, map[string]string{"alg": "HS256", "typ": "JWT"}, m, hs256(k))
 	}
-	hsOther := func(m jwt.SigningMethod) string {
-		tok, err := jwt.NewWithClaims(m, jwt.MapClaims(claimsMap(t, k, mintParams()))).SignedString(k.secret)
+	hdr := func(alg string) map[string]string { return map[string]string{"alg": alg, "typ": "JWT"} }
+	claims := claimsMap(t, k, mintParams())
+	rs256 := forge(t, hdr("RS256"), claims, func(s string) []byte {
+		d := sha256.Sum256([]byte(s))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, rsaKey, crypto.SHA256, d[:])
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tok
-	}
-	noneLib, err := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims(claimsMap(t, k, mintParams()))).
-		SignedString(jwt.UnsafeAllowNoneSignatureType)
+		return sig
+	})
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs256, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims(claimsMap(t, k, mintParams()))).SignedString(rsaKey)
-	if err != nil {
-		t.Fatal(err)
+	es256 := forge(t, hdr("ES256"), claims, func(s string) []byte {
+		d := sha256.Sum256([]byte(s))
+		sig, err := ecdsa.SignASN1(rand.Reader, ecKey, d[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
+	})
+	// The same token with its signature re-encoded: padded, or with
+	// non-zero trailing bits (the last character of 43 carries 2 spare
+	// bits).
+	sigPart := parts(good)[2]
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	spare := []byte(sigPart)
+	spare[len(spare)-1] = alphabet[strings.IndexByte(alphabet, spare[len(spare)-1])^1]
+	if b, err := base64.RawURLEncoding.DecodeString(string(spare)); err != nil || len(sigPart) != 43 {
+		t.Fatalf("lenient decode of the spare-bit signature: %v (%d chars)", err, len(sigPart))
+	} else if want, _ := base64.RawURLEncoding.DecodeString(sigPart); !bytes.Equal(b, want) {
+		t.Fatal("spare-bit signature decodes to other bytes")
 	}
-	parts := strings.Split(good, ".")
+	parts := parts(good)
 	flipped := []byte(parts[2])
 	if flipped[3] == 'A' {
 		flipped[3] = 'B'
@@ -243,15 +268,30 @@ func TestParseRejects(t *testing.T) {
 		{"signature of another token", parts[0] + "." + parts[1] + "." + strings.Split(with(func(p *MintParams) { p.UID = 0 }), ".")[2], nil, ErrSignature},
 		{"claims edited to uid 0", parts[0] + "." + strings.Split(with(func(p *MintParams) { p.UID = 0 }), ".")[1] + "." + parts[2], nil, ErrSignature},
 		{"alg none, empty signature", forge(t, map[string]string{"alg": "none", "typ": "JWT"}, claimsMap(t, k, mintParams()), nil), nil, ErrSignature},
-		{"alg none by the library", noneLib, nil, ErrSignature},
+		{"alg none, library form", forge(t, hdr("none"), claims, nil), nil, ErrSignature},
+		{"alg none with a valid HS256 signature", forge(t, hdr("none"), claims, hs256(k)), nil, ErrSignature},
+		{"alg missing", forge(t, map[string]string{"typ": "JWT"}, claims, hs256(k)), nil, ErrSignature},
+		{"alg a number", forge(t, map[string]any{"alg": 256}, claims, hs256(k)), nil, ErrSignature},
+		{"alg HS256 with a space", forge(t, hdr("HS256 "), claims, hs256(k)), nil, ErrSignature},
 		{"alg None, HS256 signature", forge(t, map[string]string{"alg": "None"}, claimsMap(t, k, mintParams()), hs256(k)), nil, ErrSignature},
 		{"alg hs256 lower case", forge(t, map[string]string{"alg": "hs256"}, claimsMap(t, k, mintParams()), hs256(k)), nil, ErrSignature},
 		{"no signature part", parts[0] + "." + parts[1], nil, ErrMalformed},
-		{"HS384 with the key", hsOther(jwt.SigningMethodHS384), nil, ErrSignature},
-		{"HS512 with the key", hsOther(jwt.SigningMethodHS512), nil, ErrSignature},
+		{"HS384 with the key", forge(t, hdr("HS384"), claims, hmacWith(k, sha512.New384)), nil, ErrSignature},
+		{"HS512 with the key", forge(t, hdr("HS512"), claims, hmacWith(k, sha512.New)), nil, ErrSignature},
+		{"HS256 header, HS512 signature", forge(t, hdr("HS256"), claims, hmacWith(k, sha512.New)), nil, ErrSignature},
 		{"RS256", rs256, nil, ErrSignature},
+		{"ES256", es256, nil, ErrSignature},
+		{"empty signature", parts[0] + "." + parts[1] + ".", nil, ErrSignature},
+		{"truncated signature", parts[0] + "." + parts[1] + "." + sigPart[:40], nil, ErrSignature},
+		{"signature with padding", good + "=", nil, ErrMalformed},
+		{"signature with spare bits set", parts[0] + "." + parts[1] + "." + string(spare), nil, ErrMalformed},
+		{"four segments", good + ".x", nil, ErrMalformed},
+		{"header not JSON", base64.RawURLEncoding.EncodeToString([]byte("alg")) + "." + parts[1] + "." + parts[2], nil, ErrMalformed},
+		{"claims not JSON", parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte("{")) + "." + parts[2], nil, ErrMalformed},
+		{"claims in standard base64", parts[0] + "." + base64.StdEncoding.EncodeToString(mustJSON(t, claims)) + "." + parts[2], nil, ErrMalformed},
 		{"wrong key", mustMint(t, otherKey(t), mintParams()), nil, ErrSignature},
 		{"expired", good, func(v *VerifyParams) { v.Now = t0.Add(61 * time.Second) }, ErrExpired},
+		{"expired a second ago", good, func(v *VerifyParams) { v.Now = t0.Add(60*time.Second + time.Second) }, ErrExpired},
 		{"expired long ago", good, func(v *VerifyParams) { v.Now = t0.Add(24 * time.Hour) }, ErrExpired},
 		{"ruid other uid", with(func(p *MintParams) { p.RUID = 1000 }), nil, ErrRUID},
 		{"ruid root, verifier 1000", with(func(p *MintParams) { p.RUID = 0 }), func(v *VerifyParams) { v.DecoderUID = 1000 }, ErrRUID},
@@ -343,4 +383,52 @@ func TestMintUnique(t *testing.T) {
 	if a == b {
 		t.Fatal("two mints of the same parameters gave the same token")
 	}
+}
+
+func parts(tok string) []string { return strings.Split(tok, ".") }
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A token signed here with an HMAC computed independently, and Mint's own
+// signature checked the same way: the implementation is plain HS256 JWS.
+func TestIndependentHS256(t *testing.T) {
+	k := testKey(t)
+	tok := forge(t, map[string]string{"alg": "HS256", "typ": "JWT"}, claimsMap(t, k, mintParams()), hs256(k))
+	if _, err := k.Parse(tok, verifyParams()); err != nil {
+		t.Fatalf("hand-signed token: %v", err)
+	}
+	p := parts(mustMint(t, k, mintParams()))
+	sig, err := base64.RawURLEncoding.DecodeString(p[2])
+	if err != nil || !hmac.Equal(sig, hs256(k)(p[0]+"."+p[1])) {
+		t.Fatalf("minted signature is not HMAC-SHA256 of the signed part: %v", err)
+	}
+}
+
+// RFC 7515 appendix A.1 (HS256): its key verifies its signature, so the
+// token fails only on our claims; with one signature bit changed, it fails
+// on the signature.
+func TestRFC7515HS256(t *testing.T) {
+	secret, err := base64.RawURLEncoding.DecodeString("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tok = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9" +
+		".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ" +
+		".dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+	v := VerifyParams{Now: time.Unix(1300819380, 0)}
+	_, err = k.Parse(tok, v)
+	wantCred(t, err, ErrClaims)
+	_, err = k.Parse(strings.Replace(tok, ".dBjf", ".dBjg", 1), v)
+	wantCred(t, err, ErrSignature)
 }

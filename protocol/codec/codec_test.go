@@ -404,3 +404,32 @@ func TestDecodedFrameAliasesInput(t *testing.T) {
 		t.Errorf("input changed: %v", err)
 	}
 }
+
+// AppendHead followed by the body is AppendFrame's bytes, for real frames
+// and after a prefix already in dst; its errors are AppendFrame's.
+func TestAppendHead(t *testing.T) {
+	for _, name := range []string{"kill-job-request", "slurmd-rc-reply"} {
+		raw := realFrame(t, name)
+		f, err := DecodeFrame(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		prefix := []byte{1, 2, 3}
+		head, err := Default.AppendHead(append([]byte(nil), prefix...), &f)
+		if err != nil {
+			t.Fatalf("%s: head: %v", name, err)
+		}
+		got := append(head, f.Body...)
+		if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], raw) {
+			t.Errorf("%s: head+body\n got %x\nwant %x", name, got[3:], raw)
+		}
+		small := &Codec{MaxMsgSize: len(raw) - 5}
+		if _, err := small.AppendHead(nil, &f); !errors.Is(err, ErrMsgSize) {
+			t.Errorf("%s: limit counts the body: %v", name, err)
+		}
+		f.Header.BodyLength++
+		if _, err := Default.AppendHead(nil, &f); !errors.Is(err, ErrEncode) {
+			t.Errorf("%s: body_length mismatch: %v", name, err)
+		}
+	}
+}

@@ -101,6 +101,19 @@ func (c *Codec) DecodeFrame(frame []byte) (Frame, error) {
 // AppendFrame appends f, length prefix included, to dst. Header.BodyLength
 // must equal len(Body).
 func (c *Codec) AppendFrame(dst []byte, f *Frame) ([]byte, error) {
+	out, err := c.AppendHead(dst, f)
+	if err != nil {
+		return dst, err
+	}
+	return append(out, f.Body...), nil
+}
+
+// AppendHead appends everything of f's frame that precedes the body: the
+// length prefix (which counts len(Body)), the header and the auth section.
+// Head and Body written back to back are AppendFrame's bytes; writing them
+// as two buffers spares a copy of a large body (a squeue reply over 10,000
+// jobs is several MB). Header.BodyLength must equal len(Body).
+func (c *Codec) AppendHead(dst []byte, f *Frame) ([]byte, error) {
 	if uint64(f.Header.BodyLength) != uint64(len(f.Body)) {
 		return dst, encErr("body_length %d, body of %d bytes", f.Header.BodyLength, len(f.Body))
 	}
@@ -114,9 +127,8 @@ func (c *Codec) AppendFrame(dst []byte, f *Frame) ([]byte, error) {
 		return dst, err
 	}
 	w.Raw(f.Auth.Raw)
-	w.Raw(f.Body)
 	out := w.Bytes()
-	n := len(out) - start - 4
+	n := len(out) - start - 4 + len(f.Body)
 	if n > c.limit() {
 		return dst, newErr(ErrMsgSize, slurmerr.SLURM_PROTOCOL_INSANE_MSG_LENGTH, nil,
 			"%d bytes, limit %d", n, c.limit())

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/goslurm/goslurm/protocol/codec"
 )
@@ -72,16 +73,32 @@ func ReadFrame(r io.Reader, c *codec.Codec, max int) (codec.Frame, error) {
 	return c.DecodeFrame(raw)
 }
 
-// WriteFrame encodes f with c (nil = codec.Default) and writes it in one
-// Write call.
+// copyBelow is the body size under which WriteFrame copies the body behind
+// the head and makes one Write call: the copy is cheap, and a writer that is
+// not a socket (a pipe, net.Pipe) then sees one write per frame.
+const copyBelow = 64 << 10
+
+// WriteFrame encodes f with c (nil = codec.Default) and writes it. A body of
+// copyBelow bytes or more is not copied: head and body go out as
+// net.Buffers, one writev on a TCP or Unix socket and two Write calls on
+// any other writer.
 func WriteFrame(w io.Writer, c *codec.Codec, f *codec.Frame) error {
 	if c == nil {
 		c = codec.Default
 	}
-	buf, err := c.AppendFrame(nil, f)
+	if len(f.Body) < copyBelow {
+		buf, err := c.AppendFrame(nil, f)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(buf)
+		return err
+	}
+	head, err := c.AppendHead(nil, f)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(buf)
+	bufs := net.Buffers{head, f.Body}
+	_, err = bufs.WriteTo(w)
 	return err
 }

@@ -93,3 +93,99 @@ func TestDeadline(t *testing.T) {
 		t.Errorf("read: %v", err)
 	}
 }
+
+// countingWriter records the size of every Write call.
+type countingWriter struct {
+	bytes.Buffer
+	writes []int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, len(p))
+	return w.Buffer.Write(p)
+}
+
+// WriteFrame sends AppendFrame's bytes whatever the body size: small bodies
+// in one Write, large ones as head and body without copying the body.
+func TestWriteFrameBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		size   int
+		writes int
+	}{
+		{"small", 4, 1},
+		{"just below", copyBelow - 1, 1},
+		{"large", copyBelow, 2},
+		{"several MB", 5<<20 + 3, 2},
+	} {
+		body := make([]byte, tc.size)
+		for i := range body {
+			body[i] = byte(i * 7)
+		}
+		f := codec.NewFrame(msgtype.RESPONSE_JOB_INFO, codec.MungeAuth("MUNGE:cred:"), body)
+		want, err := codec.AppendFrame(nil, &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w countingWriter
+		if err := WriteFrame(&w, nil, &f); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !bytes.Equal(w.Bytes(), want) {
+			t.Errorf("%s: bytes differ from AppendFrame", tc.name)
+		}
+		if len(w.writes) != tc.writes {
+			t.Errorf("%s: %d writes %v, want %d", tc.name, len(w.writes), w.writes, tc.writes)
+		}
+		if tc.size >= copyBelow && w.writes[1] != tc.size {
+			t.Errorf("%s: body written as %d bytes, want %d in one piece", tc.name, w.writes[1], tc.size)
+		}
+		// Over TCP (writev) and over a pipe the reader gets the same frame.
+		for _, pair := range []func(t *testing.T) (net.Conn, net.Conn){tcpPair, pipePair} {
+			a, b := pair(t)
+			errc := make(chan error, 1)
+			go func() { errc <- WriteFrame(a, nil, &f) }()
+			b.SetReadDeadline(time.Now().Add(60 * time.Second))
+			raw, err := ReadRaw(b, 0)
+			if err != nil {
+				t.Fatalf("%s: read: %v", tc.name, err)
+			}
+			if err := <-errc; err != nil {
+				t.Fatalf("%s: write: %v", tc.name, err)
+			}
+			if !bytes.Equal(raw, want) {
+				t.Errorf("%s over %T: bytes differ from AppendFrame", tc.name, a)
+			}
+			a.Close()
+			b.Close()
+		}
+	}
+	// An encoding error writes nothing.
+	f := codec.NewFrame(msgtype.RESPONSE_JOB_INFO, codec.MungeAuth("x"), make([]byte, copyBelow))
+	f.Header.BodyLength = 1
+	var w countingWriter
+	if err := WriteFrame(&w, nil, &f); !errors.Is(err, codec.ErrEncode) || len(w.writes) != 0 {
+		t.Errorf("bad body_length: %v, %d writes", err, len(w.writes))
+	}
+}
+
+func pipePair(t *testing.T) (net.Conn, net.Conn) { return net.Pipe() }
+
+func tcpPair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Accept()
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	return a, b
+}
