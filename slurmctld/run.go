@@ -232,7 +232,9 @@ func listen(cfg *ctld.Config, idx int) ([]net.Listener, error) {
 	}
 	var lns []net.Listener
 	for _, a := range cfg.ListenAddrs(host) {
-		ln, err := net.Listen("tcp", a)
+		// No TCP keep-alive on accepted connections, as slurmctld: an RPC
+		// lives for one request and reply.
+		ln, err := server.Listen(context.Background(), "tcp", a)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()

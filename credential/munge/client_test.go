@@ -239,3 +239,32 @@ func TestWithTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestNotASocket: a path that exists but is no socket is reported as such
+// (the connect fails first; the diagnosis comes after).
+func TestNotASocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cl := &Client{Socket: path, SocketRetries: -1}
+	_, err := cl.Decode(context.Background(), "MUNGE:x:")
+	if !errors.Is(err, ErrSocket) || !strings.Contains(err.Error(), "is not a socket") {
+		t.Fatalf("err = %v, want EMUNGE_SOCKET saying not a socket", err)
+	}
+}
+
+// TestFakeLargeReply: a reply larger than the read buffer arrives whole.
+func TestFakeLargeReply(t *testing.T) {
+	payload := bytes.Repeat([]byte("p"), 64<<10)
+	f := startFake(t, func(c net.Conn, typ uint8, body []byte) {
+		reply(c, msgDecRsp, buildDecRsp(decRsp{uid: 1, gid: 2, ruid: UIDAny, rgid: GIDAny, data: payload}, 0))
+	})
+	cred, err := (&Client{Socket: f.path}).Decode(context.Background(), "MUNGE:x:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cred.Payload, payload) {
+		t.Fatalf("payload of %d bytes, want %d", len(cred.Payload), len(payload))
+	}
+}

@@ -57,7 +57,7 @@ type testServer struct {
 
 func start(t *testing.T, h Handler, fw *forward.Forwarder) *testServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +223,55 @@ func TestServeDispatch(t *testing.T) {
 			t.Errorf("got %v, want EOF", err)
 		}
 	})
+}
+
+// TestRequestInPieces: a request that arrives in several segments, one of
+// them splitting the length prefix, is read whole through the buffered
+// reader.
+func TestRequestInPieces(t *testing.T) {
+	ts := start(t, pingHandler(), nil)
+	f := codec.NewFrame(msgtype.REQUEST_PING, codec.NoneAuth(7, 7, "client"), nil)
+	b, err := testCodec().AppendFrame(nil, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetNoDelay(true)
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	for _, piece := range [][]byte{b[:2], b[2:9], b[9:]} {
+		if _, err := conn.Write(piece); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // separate segments, most likely
+	}
+	r, err := wire.ReadFrame(conn, testCodec(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Header.MsgType != msgtype.RESPONSE_PING_SLURMD || binary.BigEndian.Uint32(r.Body) != 7 {
+		t.Fatalf("reply %v body %x", r.Header.MsgType, r.Body)
+	}
+}
+
+// TestReusedGoroutines: connections served one after another on reused
+// goroutines each get their own answer (nothing of one request carries
+// over to the next).
+func TestReusedGoroutines(t *testing.T) {
+	ts := start(t, pingHandler(), nil)
+	ping := codec.NewFrame(msgtype.REQUEST_PING, codec.AuthBlob{}, nil)
+	for uid := uint32(100); uid < 140; uid++ {
+		r, err := call(t, ts.addr, ping, uid, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := binary.BigEndian.Uint32(r.Body); got != uid {
+			t.Fatalf("uid %d answered as %d", uid, got)
+		}
+	}
 }
 
 func TestAfterRunsOnceReplySent(t *testing.T) {
