@@ -264,6 +264,7 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 		cleared = true
 	}
 	n.NextState = o.NextState
+	n.BootReqTime = o.BootReqTime // a reboot under way survives a reconfigure
 	if n.Reason == "" {
 		n.Reason, n.ReasonTime, n.ReasonUID = o.Reason, o.ReasonTime, o.ReasonUID
 	}

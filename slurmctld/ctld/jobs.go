@@ -108,6 +108,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_JOB_STEP_INFO:           f(c.rpcStepInfo),
 		msgtype.REQUEST_JOB_READY:               f(c.rpcJobReady),
 		msgtype.REQUEST_BATCH_SCRIPT:            f(c.rpcBatchScript),
+		msgtype.REQUEST_UPDATE_JOB_STEP:         f(c.rpcUpdateStep),
 		msgtype.REQUEST_JOB_ALLOCATION_INFO:     f(c.rpcAllocationInfo),
 		msgtype.REQUEST_HET_JOB_ALLOC_INFO:      f(c.rpcAllocationInfo),
 		msgtype.REQUEST_JOB_STEP_CREATE:         f(c.rpcStepCreate),

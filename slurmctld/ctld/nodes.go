@@ -55,6 +55,11 @@ type Node struct {
 	RunJobs, CompletingJobs  int    // set by the job manager
 	ProtocolVersion          uint16
 
+	// BootReqTime is when a reboot was sent to the node (boot_req_time):
+	// registrations from a boot before it are ignored, and ResumeTimeout
+	// counts from it.
+	BootReqTime int64
+
 	// tresWeights is the node line's TRESWeights= (per base unit, mem
 	// per MB); nil when unset, so the billing weight is the CPU count.
 	tresWeights map[string]float64
@@ -290,6 +295,22 @@ func StateString(st uint32) string {
 	}
 	if st&msg.NodeStateInvalidReg != 0 {
 		return "INVAL" + noResp
+	}
+	switch st {
+	case msg.NodeStateRebootIssued:
+		return "REBOOT_ISSUED"
+	case msg.NodeStateRebootCancel:
+		return "CANCEL_REBOOT"
+	}
+	if st&(msg.NodeStateRebootRequested|msg.NodeStateRebootIssued) != 0 &&
+		base != msg.NodeStateAllocated && base != msg.NodeStateMixed {
+		switch {
+		case st&msg.NodeStateRebootIssued != 0:
+			return "REBOOT^"
+		case noResp != "":
+			return "REBOOT*"
+		}
+		return "REBOOT"
 	}
 	if drain {
 		if compl || base == msg.NodeStateAllocated || base == msg.NodeStateMixed {

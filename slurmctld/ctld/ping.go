@@ -194,6 +194,12 @@ func (c *Controller) nodeDidResp(r forward.Result) {
 		return
 	}
 	n.LastResponse = now
+	if waitingForNodeBoot(n) {
+		// A reply from before the reboot: the node is back when it
+		// registers with a newer boot time (_node_did_resp).
+		c.mu.Unlock()
+		return
+	}
 	if n.IsNoRespond() || n.Has(msg.NodeStatePoweringUp) {
 		c.log.Info(fmt.Sprintf("Node %s now responding", n.Name))
 		n.State &^= msg.NodeStateNoRespond | msg.NodeStatePoweringUp | msg.NodeStateMaint

@@ -39,6 +39,7 @@ func (c *Controller) rpcNodeRegistration(ctx context.Context, r *server.Request)
 		c.log.Error(fmt.Sprintf("Node %s appears to have a different slurm.conf than the slurmctld.  This could cause issues with communication and functionality.  Please review both files and make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in your slurm.conf.", reg.NodeName.Value))
 	}
 	newlyUp, out, err := c.registerNode(reg, uint16(r.Header.Version))
+	c.rebootPending(reg.NodeName.Value)
 	c.waitResync(ctx, out)
 	var resp *server.Response
 	switch {
@@ -102,6 +103,7 @@ func (unknownNodeError) Error() string { return "No such file or directory" }
 // jobs.
 func (c *Controller) ValidateRegistration(reg *msg.NodeRegistration, protoVersion uint16) (newlyUp bool, err error) {
 	newlyUp, out, err := c.registerNode(reg, protoVersion)
+	c.rebootPending(reg.NodeName.Value)
 	c.waitResync(context.Background(), out)
 	if len(out.Actions) > 0 {
 		c.spawnActions(out.Actions)
@@ -131,6 +133,14 @@ func (c *Controller) registerNode(reg *msg.NodeRegistration, protoVersion uint16
 		n.SlurmdStartTime = reg.SlurmdStartTime
 	} else {
 		c.log.Error(fmt.Sprintf("Node up_time is invalid: %d>%d", reg.UpTime, now))
+	}
+	if waitingForNodeBoot(n) {
+		// Told to reboot and not booted since: the registration is
+		// from before the reboot (validate_node_specs keeps only the
+		// version).
+		c.log.Debug(fmt.Sprintf("Still waiting for boot of node %s", n.Name))
+		n.ProtocolVersion, n.Version = protoVersion, reg.Version.Value
+		return false, out, nil
 	}
 	out = c.validateJobsOnNode(reg, n, now)
 	return c.validateNodeSpecs(reg, protoVersion, n, now), out, nil
@@ -205,6 +215,9 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		}
 	case n.IsUnknown() || n.IsFuture():
 		c.log.Debug(fmt.Sprintf("validate_node_specs: node %s registered with %d jobs", n.Name, len(reg.Steps)))
+		if n.IsFuture() {
+			flags &^= msg.NodeStateRebootRequested | msg.NodeStateRebootIssued
+		}
 		if jobCount > 0 {
 			n.State = msg.NodeStateAllocated | flags
 		} else {
@@ -219,6 +232,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		}
 		if n.NextState != noVal && n.NextState&msg.NodeStateBase == msg.NodeStateDown {
 			n.State = msg.NodeStateDown | flags
+			c.setNodeRebootReason(n, "reboot complete", now)
 		} else if jobCount > 0 {
 			n.State = msg.NodeStateAllocated | flags
 		} else {
@@ -246,6 +260,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		n.Owner = noVal
 	}
 	n.LastResponse = now
+	n.BootReqTime = 0
 	c.lastNodeUpdate = now
 	return !wasAvail && n.Available()
 }

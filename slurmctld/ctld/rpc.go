@@ -43,6 +43,7 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_UPDATE_RESERVATION:       f(c.rpcUpdateResv),
 		msgtype.REQUEST_DELETE_RESERVATION:       f(c.rpcDeleteResv),
 		msgtype.REQUEST_LICENSE_INFO:             f(c.rpcLicenseInfo),
+		msgtype.REQUEST_REBOOT_NODES:             f(c.rpcRebootNodes),
 	}
 	for _, t := range notYet {
 		m[t] = f(c.rpcNotYet)

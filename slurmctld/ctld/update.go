@@ -265,6 +265,9 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 			n.Name, StateString(n.State), StateString(state)))
 		return slurmerr.ESLURM_INVALID_NODE_STATE, false
 	}
+	if state == msg.NodeStateRebootCancel {
+		return c.cancelReboot(n)
+	}
 	flags := n.State &^ msg.NodeStateBase
 	acctUpdated := false
 	switch state {
