@@ -26,12 +26,12 @@ build:
 # as two shards beside the other packages. The tests that put real or our slurmd under
 # cgroups (suspend, slurmd jobs, --pty) stay in one shard: concurrent clusters use the
 # same node names and job ids, hence the same cgroup paths.
-INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldResv|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit)
+INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldResv|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray)
 test: build
 	$(GO) vet ./...
 	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
-	$(GO) test -count=1 -timeout 30m -run '$(INTEROP_A)' ./testsuite/interop & b=$$!; \
-	$(GO) test -count=1 -timeout 30m -skip '$(INTEROP_A)' ./testsuite/interop & c=$$!; \
+	$(GO) test -count=1 -timeout 45m -run '$(INTEROP_A)' ./testsuite/interop & b=$$!; \
+	$(GO) test -count=1 -timeout 45m -skip '$(INTEROP_A)' ./testsuite/interop & c=$$!; \
 	rc=0; for p in $$a $$b $$c; do wait $$p || rc=1; done; exit $$rc
 
 bench:
