@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,14 +107,18 @@ func crPending(t *testing.T, c *realslurm.Cluster, pathDir, dir string, args []s
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
-	return crMask(srResult{stdout: srMask(out.String()), stderr: forceTerminated.ReplaceAllString(srMask(errb.String()), ""), code: code})
+	return crMask(srResult{stdout: srMask(out.String()), stderr: dropForceTerminated(srMask(errb.String())), code: code})
 }
 
 // forceTerminated is the line real srun prints when slurmctld's
 // SRUN_JOB_COMPLETE for the job it gave up reaches it before it exits: a
 // race in real srun itself (seen both ways across .ci/run runs), so it is
 // not compared.
-var forceTerminated = regexp.MustCompile(`(?m)^srun: Force Terminated JobId=[0-9N]+\n`)
+var forceTerminated = regexp.MustCompile(`^srun: Force Terminated JobId=[0-9N]+$`)
+
+func dropForceTerminated(s string) string {
+	return strings.Join(slices.DeleteFunc(strings.Split(s, "\n"), forceTerminated.MatchString), "\n")
+}
 
 // sallocTerm is one salloc run on a terminal.
 type sallocTerm struct {

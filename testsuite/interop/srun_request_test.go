@@ -69,6 +69,10 @@ func srRecord(t *testing.T, proxy *sbProxy, confPath, bin, dir string, args []st
 		case msg.JobDesc:
 			d.AllocRespPort, d.OtherPort, d.AllocSID = 0, 0, 0
 			d.Environment = nil // the whole environment of the caller
+			if d.BeginTime != 0 && max(d.BeginTime-time.Now().Unix(), time.Now().Unix()-d.BeginTime) <= 5 {
+				// --begin=now: the second the command ran.
+				d.BeginTime = 1
+			}
 			r.alloc = &d
 		case msg.StepCreateRequest:
 			d.StepID.JobID, d.Port, d.SrunPID = 0, 0, 0
