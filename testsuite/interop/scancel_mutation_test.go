@@ -564,59 +564,9 @@ func scancelMutationCorpus() []mutCase {
 // with the pending rest). In between: the whole array again, a task of
 // the cancelled range, and a running task by its own job id.
 func TestScancelWholeArray(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two Slurm clusters")
-	}
-	for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
-		if _, err := oracle.Find(name); err != nil {
-			oracle.Unavailable(t, name+": "+err.Error())
-		}
-	}
-	realCtld := ctldharness.RealSbin(t, "slurmctld")
-	ourCtld := ctldBuildOurs(t)
-	logs := map[string][]string{}
-	var mu sync.Mutex
-	t.Run("clusters", func(t *testing.T) {
-		for _, side := range []struct {
-			label, ctld  string
-			first, again []string
-		}{
-			{"real slurmctld", realCtld, []string{"-c", "-i"}, []string{"-i"}},
-			{"our slurmctld", ourCtld, []string{"-c"}, nil},
-		} {
-			t.Run(strings.ReplaceAll(side.label, " ", "_"), func(t *testing.T) {
-				t.Parallel()
-				c := ctldharness.New(t, mutClusterOptions())
-				c.Start(side.ctld, side.first...)
-				t.Cleanup(c.Stop)
-				out := filepath.Join(c.Dir, "out")
-				if err := os.Mkdir(out, 0o1777); err != nil {
-					t.Fatal(err)
-				}
-				m := &mutCluster{label: side.label, c: c, out: out, cmds: map[string]string{}}
-				for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
-					m.cmds[name] = oracle.Binary(t, name)
-				}
-				l := m.wholeArray(t, func() {
-					c.StopCtld()
-					c.StartCtld(side.ctld, side.again...)
-				})
-				mu.Lock()
-				logs[side.label] = l
-				mu.Unlock()
-			})
-		}
+	scriptOnBothCtlds(t, []string{"scontrol", "scancel", "sbatch", "squeue"}, func(t *testing.T, m *mutCluster, restart func()) []string {
+		return m.wholeArray(t, restart)
 	})
-	real, ours := logs["real slurmctld"], logs["our slurmctld"]
-	if len(real) == 0 || len(real) != len(ours) {
-		t.Fatalf("the clusters did not both run the whole script (%d | %d steps)", len(real), len(ours))
-	}
-	t.Logf("on the real slurmctld:\n%s", strings.Join(real, "\n"))
-	for i := range real {
-		if real[i] != ours[i] {
-			t.Errorf("real slurmctld | our slurmctld:\n%s\n---\n%s", real[i], ours[i])
-		}
-	}
 }
 
 var restartFields = regexp.MustCompile(`\b(NumTasks|TRES)=\S*`)
@@ -695,56 +645,9 @@ func (m *mutCluster) wholeArray(t *testing.T, restart func()) []string {
 // "ID.batch" as an invalid id) straight to the real and to our
 // controller, and compares the return codes and the jobs' states after.
 func TestCancelRPCsBetweenControllers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two Slurm clusters")
-	}
-	for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
-		if _, err := oracle.Find(name); err != nil {
-			oracle.Unavailable(t, name+": "+err.Error())
-		}
-	}
-	realCtld := ctldharness.RealSbin(t, "slurmctld")
-	ourCtld := ctldBuildOurs(t)
-	logs := map[string][]string{}
-	var mu sync.Mutex
-	t.Run("clusters", func(t *testing.T) {
-		for _, side := range []struct {
-			label, ctld string
-			args        []string
-		}{
-			{"real slurmctld", realCtld, []string{"-c", "-i"}},
-			{"our slurmctld", ourCtld, []string{"-c"}},
-		} {
-			t.Run(strings.ReplaceAll(side.label, " ", "_"), func(t *testing.T) {
-				t.Parallel()
-				c := ctldharness.New(t, mutClusterOptions())
-				c.Start(side.ctld, side.args...)
-				t.Cleanup(c.Stop)
-				out := filepath.Join(c.Dir, "out")
-				if err := os.Mkdir(out, 0o1777); err != nil {
-					t.Fatal(err)
-				}
-				m := &mutCluster{label: side.label, c: c, out: out, cmds: map[string]string{}}
-				for _, name := range []string{"scontrol", "scancel", "sbatch", "squeue"} {
-					m.cmds[name] = oracle.Binary(t, name)
-				}
-				l := m.cancelRPCs(t)
-				mu.Lock()
-				logs[side.label] = l
-				mu.Unlock()
-			})
-		}
+	scriptOnBothCtlds(t, []string{"scontrol", "scancel", "sbatch", "squeue"}, func(t *testing.T, m *mutCluster, _ func()) []string {
+		return m.cancelRPCs(t)
 	})
-	real, ours := logs["real slurmctld"], logs["our slurmctld"]
-	if len(real) == 0 || len(real) != len(ours) {
-		t.Fatalf("the clusters did not both run the whole script (%d | %d steps)", len(real), len(ours))
-	}
-	t.Logf("on the real slurmctld:\n%s", strings.Join(real, "\n"))
-	for i := range real {
-		if real[i] != ours[i] {
-			t.Errorf("real slurmctld | our slurmctld:\n%s\n---\n%s", real[i], ours[i])
-		}
-	}
 }
 
 // cancelRPCs plays TestCancelRPCsBetweenControllers' script on one
