@@ -123,9 +123,18 @@ func (k *Key) Mint(p MintParams) (string, error) {
 // libjwt (Slurm) and golang-jwt write, keys in that order.
 var hs256Header = b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 
-// b64 is unpadded base64url; Strict refuses non-zero trailing bits, so a
-// segment has one encoding only.
+// b64 is unpadded base64url; Strict refuses non-zero trailing bits. The
+// decoder still skips \r and \n, so decodeToken first refuses any byte
+// outside the alphabet: with them a captured token could be re-encoded
+// into copies that verify and that the replay cache (keyed on the token
+// text) would count as new.
 var b64 = base64.RawURLEncoding.Strict()
+
+// tokenByte reports the bytes a compact token may hold: base64url's
+// alphabet and the segment separator.
+func tokenByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
+}
 
 func (k *Key) hs256(signed string) []byte {
 	m := hmac.New(sha256.New, k.secret)
@@ -141,6 +150,11 @@ func (k *Key) hs256(signed string) []byte {
 func decodeToken(token string, wc *wireClaims) (signed string, sig []byte, err error) {
 	if len(token) > MaxTokenLen {
 		return "", nil, credErr(ErrMalformed, "token of %d bytes, at most %d", len(token), MaxTokenLen)
+	}
+	for i := 0; i < len(token); i++ {
+		if !tokenByte(token[i]) {
+			return "", nil, credErr(ErrMalformed, "byte %#x at %d is not base64url", token[i], i)
+		}
 	}
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {

@@ -286,6 +286,10 @@ func TestParseRejects(t *testing.T) {
 		{"signature with padding", good + "=", nil, ErrMalformed},
 		{"signature with spare bits set", parts[0] + "." + parts[1] + "." + string(spare), nil, ErrMalformed},
 		{"four segments", good + ".x", nil, ErrMalformed},
+		// The base64 decoder skips newlines: a copy with one must not
+		// verify (the replay cache keys on the token text).
+		{"newline in the signature", parts[0] + "." + parts[1] + "." + sigPart[:20] + "\n" + sigPart[20:], nil, ErrMalformed},
+		{"carriage return in the claims", parts[0] + "." + parts[1][:10] + "\r" + parts[1][10:] + "." + parts[2], nil, ErrMalformed},
 		{"header not JSON", base64.RawURLEncoding.EncodeToString([]byte("alg")) + "." + parts[1] + "." + parts[2], nil, ErrMalformed},
 		{"claims not JSON", parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte("{")) + "." + parts[2], nil, ErrMalformed},
 		{"claims in standard base64", parts[0] + "." + base64.StdEncoding.EncodeToString(mustJSON(t, claims)) + "." + parts[2], nil, ErrMalformed},
