@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -32,7 +33,10 @@ const heartbeatLen = 16
 func WriteHeartbeat(dir string, now time.Time, index int) error {
 	path := filepath.Join(dir, HeartbeatFile)
 	tmp := path + ".new"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	// A fresh file, never one found there: a symlink planted at
+	// heartbeat.new must not make the controller write elsewhere.
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("heartbeat file creation failed to %s: %w", tmp, err)
 	}
@@ -72,7 +76,8 @@ func ReadHeartbeat(dir string) (at int64, index int, err error) {
 		if i > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if f, err = os.Open(path); err == nil {
+		// No symlink, and no blocking on a FIFO planted there.
+		if f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
 			break
 		}
 	}
@@ -80,6 +85,9 @@ func ReadHeartbeat(dir string) (at int64, index int, err error) {
 		return 0, -1, fmt.Errorf("heartbeat open attempt failed from %s: %w", path, err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0, -1, fmt.Errorf("heartbeat read failed from %s: not a regular file", path)
+	}
 	var b [heartbeatLen]byte
 	n, err := io.ReadFull(f, b[:])
 	switch {

@@ -228,3 +228,33 @@ func deadPeers(t *testing.T) *Peers {
 	return &Peers{Index: 1, Log: quietLog(), Names: []string{"p", "b"},
 		Client: &client.Client{Controllers: []string{closedAddr(t), closedAddr(t)}, Sweeps: 1}}
 }
+
+// A symlink planted at heartbeat.new or heartbeat is not followed: the
+// write replaces it and leaves its target alone, and the read refuses a
+// heartbeat that is not a regular file.
+func TestHeartbeatNoSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, HeartbeatFile+".new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHeartbeat(dir, time.Unix(1800000000, 0), 1); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Fatalf("symlink target written: %q", b)
+	}
+	if at, idx, err := ReadHeartbeat(dir); err != nil || at != 1800000000 || idx != 1 {
+		t.Fatalf("read back %d %d %v", at, idx, err)
+	}
+	other := t.TempDir()
+	if err := os.Symlink(target, filepath.Join(other, HeartbeatFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadHeartbeat(other); err == nil {
+		t.Fatal("heartbeat read through a symlink")
+	}
+}
