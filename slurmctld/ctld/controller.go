@@ -59,7 +59,10 @@ type Controller struct {
 	cd   *codec.Codec
 	boot int64
 
-	mu             sync.RWMutex
+	mu sync.RWMutex
+	// rebootChecked is the PERIODIC_TIMEOUT boundary of the last reboot
+	// time-out check (runReboots).
+	rebootChecked  int64
 	cfg            *Config
 	confUpdate     int64
 	nodes          []*Node
@@ -569,10 +572,14 @@ func (c *Controller) Run(ctx context.Context) {
 	if ctrl != nil {
 		c.inControl(ctx, ctrl, &wg)
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		c.runResv(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		c.runReboots(ctx)
 	}()
 	if c.jobs == nil {
 		c.pingCycle(ctx)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/goslurm/goslurm/credential/auth"
@@ -54,11 +53,7 @@ func (c *Controller) rpcRebootNodes(_ context.Context, r *server.Request) *serve
 		c.log.Error(fmt.Sprintf("Security violation, REBOOT_NODES RPC from uid=%d", r.Identity.UID))
 		return server.RC(eacces)
 	}
-	rc := c.RebootNodes(req, r.Identity.UID)
-	if rc == 0 {
-		c.startRebootLoop()
-	}
-	return server.RC(rc)
+	return server.RC(c.RebootNodes(req, r.Identity.UID))
 }
 
 // RebootNodes marks the request's nodes (every node for none or "ALL")
@@ -253,73 +248,22 @@ func (c *Controller) rebootWork() bool {
 	return false
 }
 
-// rebootPending starts the reboot loop when the node has a reboot
-// requested or under way (a state recovered at start-up, or set before a
-// reconfigure), so it is carried out.
-func (c *Controller) rebootPending(name string) {
-	c.mu.RLock()
-	n := c.nodeIndex[name]
-	pending := n != nil && (n.Has(msg.NodeStateRebootRequested) || n.Has(msg.NodeStateRebootIssued))
-	c.mu.RUnlock()
-	if pending {
-		c.startRebootLoop()
-	}
-}
-
-// rebootLoops records the controllers whose reboot loop runs.
-var rebootLoops sync.Map // *Controller -> struct{}
-
-// startRebootLoop starts the reboot loop unless it runs already. It is
-// the part of 22.05's background loop that handles reboots
-// (want_nodes_reboot, check_reboot_nodes), run only while reboots are
-// requested or awaited.
-func (c *Controller) startRebootLoop() {
-	if _, running := rebootLoops.LoadOrStore(c, struct{}{}); running {
-		return
-	}
-	var stop <-chan struct{}
-	c.mu.RLock()
-	if c.jobs != nil {
-		stop = c.jobs.stop
-	}
-	c.mu.RUnlock()
-	go c.rebootLoop(stop)
-}
-
-// rebootLoop issues the requested reboots every second and checks the
-// time-outs every PERIODIC_TIMEOUT, until no reboot is requested or
-// awaited any more, or stop is closed (the controller stops).
-func (c *Controller) rebootLoop(stop <-chan struct{}) {
+// runReboots is the part of 22.05's background loop that handles
+// reboots (want_nodes_reboot, check_reboot_nodes): every second the
+// requested reboots whose nodes are free are issued, and the time-outs
+// are checked every PERIODIC_TIMEOUT, until ctx ends. A pass with
+// nothing requested or awaited is one look at the node table.
+func (c *Controller) runReboots(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
-			lastTimeoutCheck.Delete(c)
-			rebootLoops.Delete(c)
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		send, more := c.rebootStep()
-		if len(send) > 0 {
+		if send, _ := c.rebootStep(); len(send) > 0 {
 			c.sendReboot(send)
-		}
-		if !more {
-			// No reboot awaits its time-out: the next loop may check
-			// at once.
-			lastTimeoutCheck.Delete(c)
-			rebootLoops.Delete(c)
-			// A request that came in between the step and the delete
-			// found the loop still registered: look once more.
-			c.mu.RLock()
-			again := c.rebootWork()
-			c.mu.RUnlock()
-			if !again {
-				return
-			}
-			if _, running := rebootLoops.LoadOrStore(c, struct{}{}); running {
-				return
-			}
 		}
 	}
 }
@@ -332,18 +276,13 @@ func (c *Controller) rebootStep() (send []string, more bool) {
 	defer c.mu.Unlock()
 	now := c.now().Unix()
 	send, pending := c.queueReboots(now)
-	last, _ := lastTimeoutCheck.Load(c)
 	since := c.boot + (now-c.boot)/periodicTimeout*periodicTimeout
-	if l, ok := last.(int64); !ok || l < since {
-		lastTimeoutCheck.Store(c, since)
+	if c.rebootChecked < since {
+		c.rebootChecked = since
 		c.checkRebootNodes(now)
 	}
 	return send, pending || c.rebootWork()
 }
-
-// lastTimeoutCheck is, per controller, the PERIODIC_TIMEOUT boundary of
-// the last time-out check.
-var lastTimeoutCheck sync.Map // *Controller -> int64
 
 // sendReboot sends REQUEST_REBOOT_NODES to the nodes (no reply expected;
 // slurmd runs RebootProgram). The body is the empty request 22.05's agent

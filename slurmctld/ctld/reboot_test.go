@@ -313,7 +313,6 @@ func TestRebootRequestChecks(t *testing.T) {
 // is left to do.
 func TestRebootStep(t *testing.T) {
 	c, clk := newTestController(t, "ResumeTimeout=5\n")
-	t.Cleanup(func() { lastTimeoutCheck.Delete(c) })
 	registerBooted(t, c, "n1", 1000)
 	clk.t = clk.t.Add(2 * time.Second)
 	c.RebootNodes(&msg.RebootNodesRequest{NodeList: msg.Str("n1"), NextState: noVal}, 0)

@@ -39,7 +39,6 @@ func (c *Controller) rpcNodeRegistration(ctx context.Context, r *server.Request)
 		c.log.Error(fmt.Sprintf("Node %s appears to have a different slurm.conf than the slurmctld.  This could cause issues with communication and functionality.  Please review both files and make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in your slurm.conf.", reg.NodeName.Value))
 	}
 	newlyUp, out, err := c.registerNode(reg, uint16(r.Header.Version))
-	c.rebootPending(reg.NodeName.Value)
 	c.waitResync(ctx, out)
 	var resp *server.Response
 	switch {
@@ -103,7 +102,6 @@ func (unknownNodeError) Error() string { return "No such file or directory" }
 // jobs.
 func (c *Controller) ValidateRegistration(reg *msg.NodeRegistration, protoVersion uint16) (newlyUp bool, err error) {
 	newlyUp, out, err := c.registerNode(reg, protoVersion)
-	c.rebootPending(reg.NodeName.Value)
 	c.waitResync(context.Background(), out)
 	if len(out.Actions) > 0 {
 		c.spawnActions(out.Actions)
