@@ -10,8 +10,12 @@ import (
 // nodes (the product wraps at 32 bits, as slurmctld's does).
 func (c *cluster) tooManyCPUs(p *Partition, cpus uint32) bool {
 	var total uint32
-	for _, ni := range p.Nodes {
-		total += uint32(c.nodes[ni].CPUs)
+	if pi, ok := c.partIdx[p.Name]; ok {
+		total = c.partCPUs[pi] // summed once per pass: this runs per job
+	} else {
+		for _, ni := range p.Nodes {
+			total += uint32(c.nodes[ni].CPUs)
+		}
 	}
 	if cpus > total {
 		return true

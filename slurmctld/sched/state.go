@@ -31,6 +31,7 @@ type cluster struct {
 	idle     *bitset.BitSet
 	partIdx  map[string]int
 	partBits []*bitset.BitSet
+	partCPUs []uint32 // CPUs of each partition's nodes (wrapping as tooManyCPUs)
 	feat     *featureIndex
 
 	coreOff  []int    // first word of a node's free-core bitmap in coreBits
@@ -210,6 +211,7 @@ func newCluster(s *Snapshot) *cluster {
 		c.oneWeight = c.oneWeight && s.Nodes[i].Weight == s.Nodes[0].Weight
 	}
 	c.partBits = make([]*bitset.BitSet, len(s.Partitions))
+	c.partCPUs = make([]uint32, len(s.Partitions))
 	for pi := range s.Partitions {
 		p := &s.Partitions[pi]
 		c.partIdx[p.Name] = pi
@@ -217,6 +219,7 @@ func newCluster(s *Snapshot) *cluster {
 		for _, ni := range p.Nodes {
 			if ni >= 0 && uint(ni) < n {
 				b.Set(uint(ni))
+				c.partCPUs[pi] += uint32(c.nodes[ni].CPUs)
 			}
 		}
 		c.partBits[pi] = b
