@@ -74,7 +74,7 @@ func init() {
 	keywords = []keyword{
 		kw(5, todo, "abort"),
 		kw(2, func(s *state, _ []string) { s.allFlag = true }, "all"),
-		kw(3, todo, "cancel_reboot"),
+		kw(3, cmdCancelReboot, "cancel_reboot"),
 		kw(2, todo, "completing"),
 		kw(2, func(s *state, a []string) {
 			if len(a) >= 2 {
@@ -97,7 +97,7 @@ func init() {
 		fixed(2, cmdQuiet, "\\q"),
 		kw(4, cmdQuiet, "quiet"),
 		kw(4, cmdExit, "quit"),
-		kw(3, todo, "reboot_nodes"),
+		kw(3, cmdReboot, "reboot_nodes"),
 		kw(3, cmdReconfigure, "reconfigure"),
 		kw(3, cmdRequeue, "requeue"),
 		fixed(11, cmdRequeueHold, "requeuehold"),
