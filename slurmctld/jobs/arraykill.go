@@ -73,10 +73,11 @@ func (m *Manager) killArrayTasks(id uint32, tasks []uint32, req *msg.JobStepKill
 		}
 	}
 	var actions []Action
+	idx := m.arrayIndex(id)
 	for _, t := range rest {
 		// find_job_array_rec: the task's own record, or a meta record
 		// that ended with the task still in its range.
-		rec := m.arrayTask(id, t)
+		rec := idx.task(t)
 		if rec == nil {
 			rc = max(rc, slurmerr.ESLURM_INVALID_JOB_ID)
 			continue

@@ -104,8 +104,9 @@ func (m *Manager) suspendByString(req *msg.SuspendRequest, c Caller, cl *Cluster
 	if !ok {
 		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
+	idx := m.arrayIndex(id)
 	for _, t := range tasks {
-		r := m.arrayTask(id, t)
+		r := idx.task(t)
 		switch {
 		case r == nil:
 			res.add(slurmerr.ESLURM_INVALID_JOB_ID, t)
@@ -133,18 +134,57 @@ func (m *Manager) suspendRecord(r *Job, op uint16, cl *Cluster, now int64, actio
 	}
 }
 
-// arrayTask is find_job_array_rec: the record of task t of array id, the
-// meta record when the task has not started yet.
-func (m *Manager) arrayTask(id, t uint32) *Job {
-	for _, r := range m.Jobs() {
+// arrayTasks is find_job_array_rec for many tasks of one array (the
+// record of a task, the meta record when it has not started yet): the
+// table is scanned once, not once per task (scancel 1_[0-999] on a table
+// of 10,000 jobs would be ten million looks under the lock).
+type arrayTasks struct {
+	recs   []*Job
+	byTask map[uint32]int // a task's own record: its index in recs
+	metas  []int          // records with array data, by index in recs
+}
+
+// arrayIndex collects the records of array id, in table order.
+func (m *Manager) arrayIndex(id uint32) *arrayTasks {
+	a := &arrayTasks{byTask: map[uint32]int{}}
+	m.sortOrder()
+	for _, jid := range m.order {
+		r := m.jobs[jid]
 		if r.ArrayJobID != id {
 			continue
 		}
-		if r.ArrayTaskID == t || (r.IsArrayMeta() && containsTask(r.Array.Pending, t)) {
-			return r
+		if _, ok := a.byTask[r.ArrayTaskID]; !ok {
+			a.byTask[r.ArrayTaskID] = len(a.recs)
+		}
+		if r.Array != nil {
+			a.metas = append(a.metas, len(a.recs))
+		}
+		a.recs = append(a.recs, r)
+	}
+	return a
+}
+
+// task is the first record, in table order, that is task t's own or a
+// meta record holding t. Meta records are looked at when asked, as
+// their task sets change while a request is applied.
+func (a *arrayTasks) task(t uint32) *Job {
+	best, ok := a.byTask[t]
+	if !ok {
+		best = len(a.recs)
+	}
+	for _, i := range a.metas {
+		if i >= best {
+			break
+		}
+		if r := a.recs[i]; r.IsArrayMeta() && containsTask(r.Array.Pending, t) {
+			best = i
+			break
 		}
 	}
-	return nil
+	if best == len(a.recs) {
+		return nil
+	}
+	return a.recs[best]
 }
 
 func (m *Manager) suspendCode(j *Job, op uint16, cl *Cluster, now int64, actions *[]Action) int {
