@@ -108,13 +108,7 @@ func run(cli *CLI, stderr io.Writer) int {
 	}
 	stats := daemon.HostStats
 	if cli.Boot {
-		// -b: look freshly booted from the controller's point of view.
-		base := daemon.HostStats().UpTime
-		stats = func() daemon.Stats {
-			s := daemon.HostStats()
-			s.UpTime -= min(base, s.UpTime)
-			return s
-		}
+		stats = sinceStart(stats)
 	}
 	if err := checkStepd(cli); err != nil {
 		log.Error(fmt.Sprintf("%v: job launches will fail", err))
@@ -390,4 +384,15 @@ func readKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: must be a regular file with mode 0600 or stricter", path)
 	}
 	return io.ReadAll(io.LimitReader(f, 1<<16))
+}
+
+// sinceStart is -b: uptime counted from slurmd's start, so the controller
+// sees a boot newer than any reboot it asked for (scontrol reboot).
+func sinceStart(stats func() daemon.Stats) func() daemon.Stats {
+	base := stats().UpTime
+	return func() daemon.Stats {
+		s := stats()
+		s.UpTime -= min(base, s.UpTime)
+		return s
+	}
 }

@@ -1,7 +1,7 @@
 // Package daemon is goslurm's slurmd without its command line: the RPC
 // handlers a Slurm 22.05 controller and srun drive (registration, ping,
-// health check, energy update, reconfigure, shutdown, the job kill family,
-// batch and task launch, signals), credential checks before any launch,
+// health check, energy update, reconfigure, shutdown, reboot, the job kill
+// family, batch and task launch, signals), credential checks before any launch,
 // and forwarding as an interior node of Slurm's message trees.
 //
 // What runs steps is behind the Steps interface (package slurmd/stepd);

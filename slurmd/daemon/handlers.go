@@ -28,6 +28,7 @@ func (d *Daemon) mux() server.Mux {
 		msgtype.REQUEST_RECONFIGURE:              h(d.rpcReconfigure),
 		msgtype.REQUEST_RECONFIGURE_WITH_CONFIG:  h(d.rpcReconfigure),
 		msgtype.REQUEST_SHUTDOWN:                 h(d.rpcShutdown),
+		msgtype.REQUEST_REBOOT_NODES:             h(d.rpcReboot),
 		msgtype.REQUEST_TERMINATE_JOB:            ctl("terminate job", d.rpcKillJob),
 		msgtype.REQUEST_KILL_TIMELIMIT:           ctl("kill timelimit", d.rpcKillJob),
 		msgtype.REQUEST_KILL_PREEMPTED:           ctl("kill preempted", d.rpcKillJob),

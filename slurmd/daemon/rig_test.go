@@ -209,6 +209,9 @@ type rigOpts struct {
 	spool string
 	ctld  *fakeCtld
 	extra string
+	// log and shutdown, when set, are the daemon's Log and Shutdown.
+	log      *slog.Logger
+	shutdown func()
 }
 
 // newRig starts a daemon for node n1 of a two-node slurm.conf whose
@@ -220,6 +223,9 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	}
 	if o.spool == "" {
 		o.spool = t.TempDir()
+	}
+	if o.log == nil {
+		o.log = quiet()
 	}
 	host, port, _ := net.SplitHostPort(o.ctld.addr)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -255,8 +261,8 @@ PartitionName=p Nodes=ALL Default=YES
 	r := &rig{t: t, ctld: o.ctld, spool: o.spool, now: time.Unix(1800000000, 0)}
 	r.clock = func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
 	d, err := New(Options{
-		Config: cfg, Auth: fakeAuth{UID: 0}, CredVerifier: v, Steps: o.steps, Log: quiet(),
-		Clock: r.clock,
+		Config: cfg, Auth: fakeAuth{UID: 0}, CredVerifier: v, Steps: o.steps, Log: o.log,
+		Clock: r.clock, Shutdown: o.shutdown,
 		Hardware: func(string) (Hardware, error) {
 			return Hardware{CPUs: 2, Boards: 1, Sockets: 1, Cores: 2, Threads: 1, RealMemory: 2048, TmpDisk: 100}, nil
 		},
