@@ -279,11 +279,13 @@ srun -n1 sh -c 'exit 6'; echo rc=$?
 		{name: "command not found", args: []string{"srun", "nosuchcommand"}},
 		{name: "not executable", args: []string{"srun", "./in.txt"}},
 		{name: "no command", args: []string{"srun"}},
-		{name: "kill-on-bad-exit", args: []string{"srun", "-K", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 0 ] && exit 3; sleep 20; echo survived"}},
+		// The failing task waits 2 s so the other has started (see
+		// TestSrunKillOnBadExitOurCtld).
+		{name: "kill-on-bad-exit", args: []string{"srun", "-K", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 0 ] && { sleep 2; exit 3; }; sleep 20; echo survived"}},
 		{name: "kill-on-bad-exit=0", args: []string{"srun", "--kill-on-bad-exit=0", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 0 ] && exit 3; sleep 0.5; echo survived"}},
 		{name: "wait", args: []string{"srun", "-W", "1", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 0 ] && exit 0; sleep 30; echo late"}},
 		{name: "wait long enough", args: []string{"srun", "--wait=30", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 0 ] && exit 0; sleep 0.5; echo ok"}},
-		{name: "kill-on-bad-exit signal", args: []string{"srun", "-K", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 1 ] && kill -9 $$; sleep 20; echo survived"}},
+		{name: "kill-on-bad-exit signal", args: []string{"srun", "-K", "-n2", "-l", "sh", "-c", "[ $SLURM_PROCID = 1 ] && { sleep 2; kill -9 $$; }; sleep 20; echo survived"}},
 		{name: "per-node tasks not honoured", args: []string{"srun", "-N2", "-n4", "--ntasks-per-node=1", "-l", "sh", "-c", "echo $SLURM_NTASKS_PER_NODE $SLURM_STEP_TASKS_PER_NODE"}},
 		{name: "per-node tasks, odd count", args: []string{"srun", "--ntasks-per-node=2", "-n3", "-l", "sh", "-c", "echo $SLURMD_NODENAME"}},
 		{name: "disable-status", args: []string{"srun", "-X", "echo", "x"}},
