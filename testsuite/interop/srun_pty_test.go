@@ -90,10 +90,14 @@ func ptyMask(s string) string {
 	s = ptyPts.ReplaceAllString(s, "/dev/pts/N")
 	s = ptyNodes.ReplaceAllString(s, "nX")
 	s = srIDs.ReplaceAllString(s, "${1}N")
+	// The terminal's echo of ^C lands in whichever line is being written
+	// when it comes: it is counted, not placed.
+	echoes := strings.Count(s, "^C")
+	s = strings.ReplaceAll(s, "^C", "")
 	// Lines from the task and srun's own come in no fixed order.
 	lines := strings.SplitAfter(s, "\n")
 	slices.Sort(lines)
-	return strings.Join(lines, "")
+	return strings.Repeat("^C", echoes) + strings.Join(lines, "")
 }
 
 // ptyRun runs srun in a new session on a new terminal, plays the steps and
