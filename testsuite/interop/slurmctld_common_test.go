@@ -73,3 +73,17 @@ func ctldRun(c *ctldharness.Cluster, args ...string) string {
 	}
 	return b.String()
 }
+
+// ctldOnBoth runs collect on c under the real slurmctld (a clean start:
+// -c -i), then under ours (-c), stopping each after, and returns what it
+// gave under each: the shape of every differential test of the controller.
+func ctldOnBoth[T any](t *testing.T, c *ctldharness.Cluster, real, ours string, collect func(*testing.T, *ctldharness.Cluster) T) (want, got T) {
+	t.Helper()
+	c.Start(real, "-c", "-i")
+	want = collect(t, c)
+	c.Stop()
+	c.Start(ours, "-c")
+	got = collect(t, c)
+	c.Stop()
+	return want, got
+}

@@ -89,13 +89,7 @@ func TestSlurmctldDifferential(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2})
 
-	c.Start(real, "-c", "-i")
-	want := ctldCollect(t, c)
-	c.Stop()
-
-	c.Start(ours, "-c")
-	got := ctldCollect(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, ctldCollect)
 
 	for k, w := range want {
 		w, g := ctldMasked(w), ctldMasked(got[k])
@@ -125,19 +119,14 @@ func TestSlurmctldRegistrationValidation(t *testing.T) {
 		{"scontrol", "update", "nodename=n2", "state=resume"},
 		{"sinfo", "-N"},
 	}
-	collect := func() map[string]string {
+	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := map[string]string{}
 		for _, q := range queries {
 			out[strings.Join(q, " ")] = ctldRun(c, q...)
 		}
 		return out
 	}
-	c.Start(real, "-c", "-i")
-	want := collect()
-	c.Stop()
-	c.Start(ours, "-c")
-	got := collect()
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, collect)
 	for k, w := range want {
 		w, g := ctldMasked(w), ctldMasked(got[k])
 		if w != g {

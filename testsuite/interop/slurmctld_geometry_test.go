@@ -248,12 +248,9 @@ func geometryDiff(t *testing.T, params string) {
 			seqs = append(seqs, i)
 		}
 	}
-	c.Start(real, "-c", "-i")
-	want := geometryCollect(t, c, cases, seqs)
-	c.Stop()
-	c.Start(ours, "-c")
-	got := geometryCollect(t, c, cases, seqs)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		return geometryCollect(t, c, cases, seqs)
+	})
 
 	strict := os.Getenv("GOSLURM_GEOMETRY_STRICT") == "1"
 	same, open := 0, 0

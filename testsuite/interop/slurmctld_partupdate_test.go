@@ -156,19 +156,14 @@ func TestSlurmctldPartitionUpdateDiff(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, partTestOptions)
-	collect := func() map[string]string {
+	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := partCollect(t, c, partUpdateSteps, partShow)
 		for k, v := range partCollect(t, c, nodeUpdateSteps, nodeShow) {
 			out["node "+k] = v
 		}
 		return out
 	}
-	c.Start(real, "-c", "-i")
-	want := collect()
-	c.Stop()
-	c.Start(ours, "-c")
-	got := collect()
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, collect)
 	partCompare(t, want, got)
 }
 
@@ -229,12 +224,7 @@ func TestSlurmctldPartitionStateScheduling(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, partTestOptions)
-	c.Start(real, "-c", "-i")
-	want := partJobsCollect(t, c)
-	c.Stop()
-	c.Start(ours, "-c")
-	got := partJobsCollect(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, partJobsCollect)
 	partCompare(t, want, got)
 }
 
@@ -262,12 +252,7 @@ func TestSlurmctldPartitionSubmitRefused(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, partTestOptions)
-	c.Start(real, "-c", "-i")
-	want := partRefusedCollect(c)
-	c.Stop()
-	c.Start(ours, "-c")
-	got := partRefusedCollect(c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, func(_ *testing.T, c *ctldharness.Cluster) map[string]string { return partRefusedCollect(c) })
 	partCompare(t, want, got)
 }
 

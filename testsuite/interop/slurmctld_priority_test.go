@@ -373,13 +373,7 @@ func TestSlurmctldPrioritySchedulesByPartition(t *testing.T) {
 			"PartitionName=a Nodes=ALL Default=YES PriorityJobFactor=1 State=UP",
 			"PartitionName=b Nodes=ALL PriorityJobFactor=10 State=UP",
 		}})
-	c.Start(real, "-c", "-i")
-	want := prioSchedOrder(t, c)
-	c.Stop()
-
-	c.Start(ours, "-c")
-	got := prioSchedOrder(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, prioSchedOrder)
 
 	t.Logf("real:\n%s", want)
 	if want != got {

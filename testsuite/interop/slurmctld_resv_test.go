@@ -2,7 +2,9 @@ package interop
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,13 +142,7 @@ func TestSlurmctldResvDifferential(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := resvScenario(t, c)
-	c.Stop()
-
-	c.Start(ours, "-c")
-	got := resvScenario(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, resvScenario)
 
 	keys := make([]string, 0, len(want))
 	for i, s := range resvSetup {
@@ -158,12 +154,7 @@ func TestSlurmctldResvDifferential(t *testing.T) {
 		keys = append(keys, strings.Join(q, " "))
 	}
 	keys = append(keys, "delete busy")
-	for _, k := range keys {
-		w, g := resvMasked(want[k]), resvMasked(got[k])
-		if w != g {
-			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
-		}
-	}
+	resvCompare(t, keys, want, got)
 }
 
 // TestSlurmctldResvRecovery: our controller keeps its reservations
@@ -228,19 +219,9 @@ func TestSlurmctldResvReasons(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := resvReasonScenario(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, resvReasonScenario)
 
-	c.Start(ours, "-c")
-	got := resvReasonScenario(t, c)
-	c.Stop()
-
-	for k, w := range want {
-		if w, g := resvMasked(w), resvMasked(got[k]); w != g {
-			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
-		}
-	}
+	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
 }
 
 // resvBackfillScenario: n1 is reserved from 30 minutes on. A two-node
@@ -279,19 +260,9 @@ func TestSlurmctldResvBackfill(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := resvBackfillScenario(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, resvBackfillScenario)
 
-	c.Start(ours, "-c")
-	got := resvBackfillScenario(t, c)
-	c.Stop()
-
-	for k, w := range want {
-		if w, g := resvMasked(w), resvMasked(got[k]); w != g {
-			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
-		}
-	}
+	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
 }
 
 // resvExtraSetup: Features= (n2 made "fast"), Groups= (nogroup: nobody),
@@ -370,13 +341,7 @@ func TestSlurmctldResvExtras(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 3, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := resvExtraScenario(t, c)
-	c.Stop()
-
-	c.Start(ours, "-c")
-	got := resvExtraScenario(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, resvExtraScenario)
 
 	var keys []string
 	for i, s := range resvExtraSetup {
@@ -386,11 +351,7 @@ func TestSlurmctldResvExtras(t *testing.T) {
 	for _, q := range resvExtraQueries {
 		keys = append(keys, strings.Join(q, " "))
 	}
-	for _, k := range keys {
-		if w, g := resvMasked(want[k]), resvMasked(got[k]); w != g {
-			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
-		}
-	}
+	resvCompare(t, keys, want, got)
 }
 
 // resvFlexScenario: n1 is reserved FLEX from an hour on; a two-node job
@@ -442,16 +403,17 @@ func TestSlurmctldResvFlex(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := resvFlexScenario(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, resvFlexScenario)
 
-	c.Start(ours, "-c")
-	got := resvFlexScenario(t, c)
-	c.Stop()
+	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
+}
 
-	for k, w := range want {
-		if w, g := resvMasked(w), resvMasked(got[k]); w != g {
+// resvCompare reports each of keys whose outputs differ between the real
+// slurmctld (want) and ours (got), times masked.
+func resvCompare(t *testing.T, keys []string, want, got map[string]string) {
+	t.Helper()
+	for _, k := range keys {
+		if w, g := resvMasked(want[k]), resvMasked(got[k]); w != g {
 			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
 		}
 	}

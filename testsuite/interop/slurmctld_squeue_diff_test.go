@@ -92,13 +92,7 @@ func TestSlurmctldSqueueDifferential(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 
-	c.Start(real, "-c", "-i")
-	want := ctldJobSet(t, c)
-	c.Stop()
-
-	c.Start(ours, "-c")
-	got := ctldJobSet(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, ctldJobSet)
 
 	for _, q := range ctldJobQueries {
 		k := strings.Join(q, " ")

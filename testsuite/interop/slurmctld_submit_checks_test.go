@@ -176,12 +176,7 @@ func submitChecksDiff(t *testing.T, extra []string) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, ExtraConf: extra, Partitions: submitCheckPartitions})
-	c.Start(real, "-c", "-i")
-	want := submitChecksCollect(t, c)
-	c.Stop()
-	c.Start(ours, "-c")
-	got := submitChecksCollect(t, c)
-	c.Stop()
+	want, got := ctldOnBoth(t, c, real, ours, submitChecksCollect)
 	submitChecksCompare(t, want, got)
 }
 

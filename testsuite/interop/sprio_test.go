@@ -146,13 +146,7 @@ func TestSprioDifferential(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			c := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 8, RealMemory: 4000,
 				ExtraConf: append(append([]string{}, base...), sc.extra...), Partitions: sc.parts})
-			c.Start(real, "-c", "-i")
-			want := sc.collect(t, c)
-			c.Stop()
-
-			c.Start(ours, "-c")
-			got := sc.collect(t, c)
-			c.Stop()
+			want, got := ctldOnBoth(t, c, real, ours, sc.collect)
 
 			t.Logf("real:\n%s", want)
 			if want != got {
