@@ -23,7 +23,7 @@ import (
 
 // credSigner picks the step credential signer (CredType). It runs before
 // privileges are dropped: the HMAC key file may be readable by root only.
-func credSigner(cfg *ctld.Config) (jobcred.Signer, error) {
+func credSigner(cfg *ctld.Config, local munge.Codec) (jobcred.Signer, error) {
 	c := cfg.Conf
 	switch c.CredType {
 	case "", jobcred.CredTypeMunge:
@@ -31,7 +31,7 @@ func credSigner(cfg *ctld.Config) (jobcred.Signer, error) {
 		if s, ok := c.AuthInfo.Get("socket"); ok {
 			mc.Socket = s
 		}
-		s := &mungesign.Signer{Client: mc, SlurmdUID: cfg.SlurmdUID}
+		s := &mungesign.Signer{Client: mc, Codec: local, SlurmdUID: cfg.SlurmdUID}
 		if v, ok := c.AuthInfo.Get("ttl"); ok {
 			if n, err := strconv.Atoi(v); err == nil && n > 0 {
 				s.TTL = time.Duration(n) * time.Second

@@ -292,7 +292,7 @@ func TestAuthSlurm(t *testing.T) {
 	}
 	cfg.Conf.AuthType = "auth/slurm"
 	cfg.Conf.AuthInfo = conf.ParseOptions("key=" + keyPath + ",disable_sack")
-	authn, acceptSlurm, err := security(cfg)
+	authn, acceptSlurm, err := security(cfg, nil)
 	if err != nil || !acceptSlurm {
 		t.Fatalf("security: %v %v", authn, err)
 	}

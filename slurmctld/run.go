@@ -86,11 +86,15 @@ func run(cli *CLI, stderr io.Writer) int {
 		os.Remove(c.SlurmctldPidFile)
 		pid.Close()
 	}()
-	authn, acceptSlurm, err := security(cfg)
+	local, err := localMunge(cfg, os.Getenv)
 	if err != nil {
 		return fatal("%v", err)
 	}
-	signer, err := credSigner(cfg)
+	authn, acceptSlurm, err := security(cfg, local)
+	if err != nil {
+		return fatal("%v", err)
+	}
+	signer, err := credSigner(cfg, local)
 	if err != nil {
 		return fatal("%v", err)
 	}
@@ -440,8 +444,9 @@ func writePidFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// security picks the message authentication (AuthType).
-func security(cfg *ctld.Config) (auth.Authenticator, bool, error) {
+// security picks the message authentication (AuthType); local, when not
+// nil, does auth/munge's work in process.
+func security(cfg *ctld.Config, local munge.Codec) (auth.Authenticator, bool, error) {
 	c := cfg.Conf
 	switch c.AuthType {
 	case "", "auth/munge":
@@ -449,7 +454,7 @@ func security(cfg *ctld.Config) (auth.Authenticator, bool, error) {
 		if s, ok := c.AuthInfo.Get("socket"); ok {
 			mc.Socket = s
 		}
-		return &auth.Munge{Client: mc}, false, nil
+		return &auth.Munge{Client: mc, Codec: local}, false, nil
 	case "auth/slurm":
 		opts, err := slurmauth.ParseAuthInfo(c.AuthInfo)
 		if err != nil {

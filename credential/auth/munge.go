@@ -75,6 +75,9 @@ type Munge struct {
 	// Client is the munged client (AuthInfo=socket=...); nil means the
 	// default socket.
 	Client *munge.Client
+	// Codec, when set, replaces Client: munge.Local encodes and decodes
+	// in process with the site's key instead of asking munged.
+	Codec munge.Codec
 	// TTL is AuthInfo=ttl=: 0 leaves munged's default (300 s).
 	TTL time.Duration
 	// Hash is the hash type requests are signed with: authhash.Default
@@ -125,7 +128,7 @@ func (m *Munge) SignHash(ctx context.Context, f *codec.Frame, rUID uint32, h aut
 	if m.TTL > 0 {
 		opts = append(opts, munge.WithTTL(m.TTL))
 	}
-	cred, err := m.Client.Encode(ctx, payload, opts...)
+	cred, err := m.codec().Encode(ctx, payload, opts...)
 	if err != nil {
 		return newErr(ErrSign, slurmerr.ESLURM_AUTH_CRED_INVALID, err, "%v", f.Header.MsgType)
 	}
@@ -155,7 +158,7 @@ func (m *Munge) Verify(ctx context.Context, f *codec.Frame) (Identity, error) {
 		return Identity{}, newErr(ErrBodyLength, slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET, nil,
 			"%v: body_length %d, body of %d bytes", mt, f.Header.BodyLength, len(f.Body))
 	}
-	c, err := m.Client.Decode(ctx, cred)
+	c, err := m.codec().Decode(ctx, cred)
 	if err != nil && !(m.AcceptReplayed && c != nil && errors.Is(err, munge.ErrCredReplayed)) {
 		return Identity{}, newErr(ErrCredInvalid, slurmerr.ESLURM_AUTH_CRED_INVALID, err, "%v", mt)
 	}
@@ -165,6 +168,13 @@ func (m *Munge) Verify(ctx context.Context, f *codec.Frame) (Identity, error) {
 			"%v from uid %d", mt, c.UID)
 	}
 	return Identity{UID: c.UID, GID: c.GID, Origin: c.Origin, Hash: h}, nil
+}
+
+func (m *Munge) codec() munge.Codec {
+	if m.Codec != nil {
+		return m.Codec
+	}
+	return m.Client
 }
 
 // mungeCred returns the credential text of an auth/munge section, parsing

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/credential/munge"
 	"github.com/goslurm/goslurm/protocol/client"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -84,8 +85,13 @@ func BenchmarkCtldCapacity(b *testing.B) {
 		rounds = v
 	}
 	real := ctldharness.RealSbin(b, "slurmctld")
+	// GOSLURM_CAPBENCH_LOCALMUNGE=1: our controller and the load generator
+	// (for both controllers) encode and decode MUNGE credentials in
+	// process; real slurmctld still asks munged.
+	local := os.Getenv("GOSLURM_CAPBENCH_LOCALMUNGE") == "1"
 	c := ctldharness.New(b, ctldharness.Options{
-		Nodes: 4, CPUs: 4, RealMemory: 4000,
+		LocalMunge: local,
+		Nodes:      4, CPUs: 4, RealMemory: 4000,
 		ExtraConf: []string{
 			// Room for whatever the submission phase reaches.
 			"MaxJobCount=300000",
@@ -109,7 +115,7 @@ func BenchmarkCtldCapacity(b *testing.B) {
 		var r run
 		for _, ctl := range ctls {
 			b.Logf("ctldcapacity round %d: %s slurmctld (%s)", round+1, ctl.name, ctl.bin)
-			res := capMeasure(b, c, ctl.bin, phase)
+			res := capMeasure(b, c, ctl.bin, phase, local)
 			c.Stop()
 			if ctl.name == "real" {
 				r.real = res
@@ -124,8 +130,12 @@ func BenchmarkCtldCapacity(b *testing.B) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&out, "slurmctld capacity, %s, %d CPUs, load %s\n", time.Now().UTC().Format(time.RFC3339),
 		runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Fprintf(&out, "load generator: goslurm protocol/client + auth/munge, %d RPCs in flight, %v per phase, %d held jobs preloaded\n\n",
-		capWorkers, phase, capPreload)
+	how := "auth/munge through munged"
+	if local {
+		how = "auth/munge in process (GOSLURM_MUNGE_KEY; goslurm's controller too, real's asks munged)"
+	}
+	fmt.Fprintf(&out, "load generator: goslurm protocol/client + %s, %d RPCs in flight, %v per phase, %d held jobs preloaded\n\n",
+		how, capWorkers, phase, capPreload)
 	// Requests/s of every round at a glance, then each round in full.
 	w := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "requests/s by round	real 22.05	goslurm	goslurm/real (means)	\n")
@@ -158,13 +168,23 @@ func BenchmarkCtldCapacity(b *testing.B) {
 
 // capMeasure starts the controller on an empty state directory, preloads
 // the queue and runs every phase.
-func capMeasure(b *testing.B, c *ctldharness.Cluster, bin string, phase time.Duration) map[string]capStat {
+func capMeasure(b *testing.B, c *ctldharness.Cluster, bin string, phase time.Duration, local bool) map[string]capStat {
 	c.Start(bin, "-c")
 	pids := capPids{ctld: c.Ctld().Pid, munged: capMungedPid(c)}
 	g := msg.Registry()
+	authn := &auth.Munge{Client: c.Munge.Client()}
+	if local {
+		key, err := munge.LoadKey(c.Munge.KeyFile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if authn.Codec, err = munge.NewLocal(key, munge.LocalConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	cl := &client.Client{
 		Controllers: []string{"127.0.0.1:" + strconv.Itoa(c.CtldPort)},
-		Auth:        &auth.Munge{Client: c.Munge.Client()},
+		Auth:        authn,
 		// A slow answer is a figure, a lost one an error: no second sweep.
 		MessageTimeout: 30 * time.Second,
 		Sweeps:         1,

@@ -64,6 +64,10 @@ type Options struct {
 	// every node and Commands must be set.
 	Auth  string
 	Sackd string
+	// LocalMunge gives goslurm's slurmctld the munge key
+	// (GOSLURM_MUNGE_KEY): it then encodes and decodes MUNGE credentials
+	// in process. Real daemons and commands ignore it.
+	LocalMunge bool
 }
 
 // Cluster is the configuration, the munged and whatever daemons run now.
@@ -442,7 +446,11 @@ func (c *Cluster) Env() []string {
 	if c.opts.Commands != "" {
 		path = c.opts.Commands + ":" + path
 	}
-	return []string{"SLURM_CONF=" + c.Conf, "PATH=" + path, "HOME=" + c.Dir}
+	env := []string{"SLURM_CONF=" + c.Conf, "PATH=" + path, "HOME=" + c.Dir}
+	if c.opts.LocalMunge && c.Munge != nil {
+		env = append(env, "GOSLURM_MUNGE_KEY="+c.Munge.KeyFile)
+	}
+	return env
 }
 
 // Run runs a client command (sinfo, scontrol, ...): Debian's real one, or

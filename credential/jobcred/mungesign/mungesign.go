@@ -27,6 +27,8 @@ import (
 // Signer signs credentials through munged (slurmctld's side).
 type Signer struct {
 	Client *munge.Client
+	// Codec, when set, replaces Client (munge.Local: in process).
+	Codec munge.Codec
 	// SlurmdUID is the uid allowed to decode (slurm.conf SlurmdUser,
 	// normally 0).
 	SlurmdUID uint32
@@ -40,7 +42,11 @@ func (s *Signer) Sign(ctx context.Context, body []byte) ([]byte, error) {
 	if s.TTL > 0 {
 		opts = append(opts, munge.WithTTL(s.TTL))
 	}
-	cred, err := s.Client.Encode(ctx, body, opts...)
+	var c munge.Codec = s.Client
+	if s.Codec != nil {
+		c = s.Codec
+	}
+	cred, err := c.Encode(ctx, body, opts...)
 	if err != nil {
 		return nil, err
 	}
