@@ -35,10 +35,15 @@ import (
 // Profile with -cpuprofile to see where it goes.
 //
 //	go test -run '^$' -bench CtldRPC -benchtime 20000x ./slurmctld/ctld
+//
+// GOSLURM_RPCBENCH_LOCAL=1: server and generator encode and decode MUNGE
+// credentials in process (munge.Local with munged's key), as slurmctld
+// does with GOSLURM_MUNGE_KEY.
 func BenchmarkCtldRPC(b *testing.B) {
 	d := mungetest.Start(b, mungetest.Options{})
 	ctl := rpcBenchController(b)
-	srv := &server.Server{Auth: &auth.Munge{Client: d.Client()}, Handler: ctl,
+	authn := rpcBenchAuth(b, d.Socket, d.KeyFile)
+	srv := &server.Server{Auth: authn, Handler: ctl,
 		Codec: &codec.Codec{Bodies: msg.Registry()}, Log: slog.New(slog.DiscardHandler)}
 	// GOSLURM_RPCBENCH_KEEPALIVE=1 listens as net.Listen does (keep-alive
 	// on every accepted connection), for comparison.
@@ -59,11 +64,11 @@ func BenchmarkCtldRPC(b *testing.B) {
 	for _, name := range []string{"REQUEST_PING", "REQUEST_JOB_INFO_SINGLE", "REQUEST_NODE_INFO"} {
 		b.Run(name, func(b *testing.B) {
 			// Warm up connections, munged and the runtime; untimed.
-			rpcBenchRun(b, ln.Addr().String(), d.Socket, name, 500)
+			rpcBenchRun(b, ln.Addr().String(), d.Socket, d.KeyFile, name, 500)
 			b.ResetTimer()
 			before := rpcBenchCPU()
 			t0 := time.Now()
-			rpcBenchRun(b, ln.Addr().String(), d.Socket, name, b.N)
+			rpcBenchRun(b, ln.Addr().String(), d.Socket, d.KeyFile, name, b.N)
 			wall := time.Since(t0)
 			cpu := rpcBenchCPU() - before
 			b.StopTimer()
@@ -75,15 +80,31 @@ func BenchmarkCtldRPC(b *testing.B) {
 
 // rpcBenchRun runs the generator child for n requests of type name and
 // fails b if any went wrong.
-func rpcBenchRun(b *testing.B, addr, socket, name string, n int) {
+func rpcBenchRun(b *testing.B, addr, socket, key, name string, n int) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestRPCBenchGenerator$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOSLURM_RPCBENCH_ADDR="+addr, "GOSLURM_RPCBENCH_SOCKET="+socket,
+	cmd.Env = append(os.Environ(), "GOSLURM_RPCBENCH_ADDR="+addr, "GOSLURM_RPCBENCH_SOCKET="+socket, "GOSLURM_RPCBENCH_KEY="+key,
 		"GOSLURM_RPCBENCH_TYPE="+name, "GOSLURM_RPCBENCH_N="+strconv.Itoa(n))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("generator: %v\n%s", err, out)
 	}
+}
+
+// rpcBenchAuth is auth/munge through munged's socket, or in process with
+// its key under GOSLURM_RPCBENCH_LOCAL=1.
+func rpcBenchAuth(tb testing.TB, socket, keyFile string) *auth.Munge {
+	m := &auth.Munge{Client: &munge.Client{Socket: socket}}
+	if os.Getenv("GOSLURM_RPCBENCH_LOCAL") == "1" {
+		key, err := munge.LoadKey(keyFile)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if m.Codec, err = munge.NewLocal(key, munge.LocalConfig{}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return m
 }
 
 // rpcBenchCPU is this process's user+system CPU time.
@@ -121,7 +142,7 @@ func TestRPCBenchGenerator(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(os.Getenv("GOSLURM_RPCBENCH_N"))
 	cl := &client.Client{Controllers: []string{addr},
-		Auth:           &auth.Munge{Client: &munge.Client{Socket: os.Getenv("GOSLURM_RPCBENCH_SOCKET")}},
+		Auth:           rpcBenchAuth(t, os.Getenv("GOSLURM_RPCBENCH_SOCKET"), os.Getenv("GOSLURM_RPCBENCH_KEY")),
 		MessageTimeout: 60 * time.Second, Sweeps: 1}
 	var mt msgtype.Type
 	var body any
