@@ -181,6 +181,7 @@ func (m *Manager) LaunchFailed(jobID uint32, rc int, cl *Cluster, now int64) (Ou
 func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	var actions []Action
 	over := int64(m.cfg.OverTimeLimit) * 60
+	arrays := &arrayTally{m: m}
 	for _, j := range m.Jobs() {
 		switch {
 		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite:
@@ -193,27 +194,14 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 			}
 			actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_KILL_TIMELIMIT, now)...)
 		case j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0 &&
-			!m.arrayMetaBusy(j):
+			!arrays.busy(j):
 			m.remove(j.ID)
+			arrays.removed(j)
 			m.lastUpdate = now
 			m.pending = append(m.pending, record{kind: recPurge, id: j.ID})
 		}
 	}
 	return m.finish(actions)
-}
-
-// arrayMetaBusy: the meta record of an array stays while other tasks are
-// in the table (they name it).
-func (m *Manager) arrayMetaBusy(j *Job) bool {
-	if j.ArrayJobID == 0 || j.ArrayJobID != j.ID {
-		return false
-	}
-	for _, o := range m.jobs {
-		if o != j && o.ArrayJobID == j.ArrayJobID {
-			return true
-		}
-	}
-	return false
 }
 
 // NodeDown handles a node going DOWN (no response, admin): every job on it

@@ -164,7 +164,7 @@ func neverAllocated(j *Job) bool {
 // requestedCounts fills the node, CPU and task counts and the TRES a job
 // asked for (num_tasks as requested: NO_VAL when not given).
 func (m *Manager) requestedCounts(j *Job, cl *Cluster, ji *msg.JobInfo) {
-	ji.NumNodes = m.PendingNodeCount(j, cl)
+	ji.NumNodes = m.pendingNodeCount(j, cl)
 	ji.NumCPUs = j.MinCPUs
 	if ji.NumCPUs == NoVal {
 		ji.NumCPUs = j.MinNodes

@@ -39,16 +39,17 @@ const (
 )
 
 // jobHasher fingerprints a job's content, less the fields the record does
-// not depend on (Payload, Steps: large, and not shown) and those patched at
-// send time (LastEval, EstStart). A job type it cannot plan (a map field,
-// say) leaves it nil, and then nothing is cached.
+// not depend on (Payload, Steps: large, and not shown; lic: Licenses
+// parsed, filled in by a pass) and those patched at send time (LastEval,
+// EstStart). A job type it cannot plan (a map field, say) leaves it nil,
+// and then nothing is cached.
 var jobHasher = sync.OnceValue(func() *contentHasher {
 	h, _ := newJobHasher()
 	return h
 })
 
 func newJobHasher() (*contentHasher, error) {
-	return newContentHasher(reflect.TypeFor[Job](), "LastEval", "EstStart", "Payload", "Steps")
+	return newContentHasher(reflect.TypeFor[Job](), "LastEval", "EstStart", "Payload", "Steps", "lic")
 }
 
 // Nodes and partitions enter records (node names in bitmaps, memory in
@@ -171,6 +172,12 @@ type infoCache struct {
 	one     msg.JobInfoMsg // scratch list of one record
 	buf     []byte         // scratch pack buffer
 	hbuf    []byte         // scratch fingerprint buffer
+	// maxima are the biggest nodes of the partitions under key, for
+	// pending jobs' node counts (hotpath_nodecount.go); maxCl is the
+	// cluster view of the list being packed (nil between lists), the
+	// only one they answer for.
+	maxima *nodeMaxima
+	maxCl  *Cluster
 }
 
 // infoEntry is one job: its fingerprint when packed, and records for the
@@ -202,6 +209,14 @@ func (m *Manager) PackJobInfo(v codec.Version, cl *Cluster, nodeCount int, showF
 	if err := c.reset(m, bc, v, cl, nodeCount); err != nil {
 		return nil, err
 	}
+	if cl != nil && (c.maxima == nil || nodeHasher() == nil || partHasher() == nil) {
+		// Taken once per change of the key, which covers every node
+		// and partition field but State (without a plan it does not,
+		// and they are taken per list).
+		c.maxima = newNodeMaxima(cl)
+	}
+	c.maxCl = cl
+	defer func() { c.maxCl = nil }()
 	p := &PackedJobInfo{version: v}
 	w := pack.NewWriter(nil)
 	if err := bc.Encode(w, v, &msg.JobInfoMsg{LastUpdate: now}); err != nil {
@@ -263,6 +278,7 @@ func (c *infoCache) reset(m *Manager, bc codec.BodyCodec, v codec.Version, cl *C
 	}
 	c.key, c.headLen = key, w.Len()
 	c.entries = make(map[uint32]*infoEntry, len(m.jobs))
+	c.maxima = nil
 	return nil
 }
 

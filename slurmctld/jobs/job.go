@@ -210,6 +210,9 @@ type Job struct {
 	// PayloadSeq is the seq of the payload's journal record (0: none, or
 	// Payload holds it).
 	PayloadSeq uint64 `json:",omitempty"`
+
+	// lic is Licenses parsed (licenses.go); derived, so not saved.
+	lic licenseCache
 }
 
 // ArrayInfo is the meta record's view of its pending tasks.

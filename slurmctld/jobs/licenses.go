@@ -31,6 +31,9 @@ type LicenseCount struct {
 type LicenseUse struct {
 	counts []LicenseCount
 	index  map[string]int
+	// keep: the jobs' parsed requests may be cached on them (the caller
+	// holds the controller's lock exclusively; see licenseCache).
+	keep bool
 }
 
 // holdsLicenses: started and not through its completion yet. A requeued
@@ -40,13 +43,38 @@ func (j *Job) holdsLicenses() bool {
 	return j.Licenses != "" && (j.Running() || j.IsCompleting())
 }
 
+// licenseCache is a job's Licenses= parsed, with the text it was parsed
+// from. Every pass tests each pending job's licenses and counts each
+// holder's, while the text changes rarely (scontrol update, a
+// reconfiguration's RestoreLicenses). The cache is valid while its text
+// equals Licenses, so any write of the field, wherever it is made,
+// invalidates it without a hook; the compare is cheap, as the text is
+// the very string the field holds until it is replaced.
+//
+// It is written only when the caller holds the controller's lock
+// exclusively (a scheduling pass, an allocation): scontrol show licenses
+// counts under the read lock, and there the cache is only read.
+type licenseCache struct {
+	src string
+	req []conf.License
+	ok  bool
+}
+
 // licenseRequest is the job's Licenses= as license_validate reads it
-// (repeated names summed); ok is false for a string it would refuse.
-func (j *Job) licenseRequest() ([]conf.License, bool) {
+// (repeated names summed); ok is false for a string it would refuse. keep
+// stores the parse on the job (the caller's lock is exclusive). The
+// returned list is shared: callers must not change it.
+func (j *Job) licenseRequest(keep bool) ([]conf.License, bool) {
 	if j.Licenses == "" {
 		return nil, true
 	}
+	if c := &j.lic; c.src == j.Licenses {
+		return c.req, c.ok
+	}
 	l, ok := conf.ParseLicenses(j.Licenses)
+	if keep {
+		j.lic = licenseCache{src: j.Licenses, req: l, ok: ok}
+	}
 	return l, ok
 }
 
@@ -57,8 +85,16 @@ func (j *Job) licenseRequest() ([]conf.License, bool) {
 // (that is the order scontrol show licenses prints). Names a job holds
 // that are no longer configured (a reconfiguration removed them) are not
 // counted, as license_job_return ignores them.
+// It may be called under the controller's read lock.
 func (m *Manager) LicenseUsage(configured []conf.License) *LicenseUse {
+	return m.licenseUsage(configured, false)
+}
+
+// licenseUsage is LicenseUsage; keep caches the parsed requests on the
+// jobs (see licenseCache), also those Test and takeLicenses read later.
+func (m *Manager) licenseUsage(configured []conf.License, keep bool) *LicenseUse {
 	u := newLicenseUse(configured)
+	u.keep = keep
 	if len(u.counts) == 0 {
 		return u
 	}
@@ -66,7 +102,7 @@ func (m *Manager) LicenseUsage(configured []conf.License) *LicenseUse {
 		if !j.holdsLicenses() {
 			continue
 		}
-		req, _ := j.licenseRequest()
+		req, _ := j.licenseRequest(keep)
 		u.add(req)
 	}
 	return u
@@ -111,7 +147,7 @@ const (
 // hold licenses here (our reservations refuse Licenses=), so no count is
 // set aside for them.
 func (u *LicenseUse) Test(j *Job) LicenseTest {
-	req, ok := j.licenseRequest()
+	req, ok := j.licenseRequest(u.keep)
 	if !ok {
 		return LicensesNeverRun
 	}
@@ -146,7 +182,7 @@ func (m *Manager) takeLicenses(j *Job, u *LicenseUse, now int64) bool {
 		}
 		return false
 	}
-	req, _ := j.licenseRequest()
+	req, _ := j.licenseRequest(u.keep)
 	u.add(req)
 	return true
 }

@@ -142,7 +142,7 @@ func (m *Manager) failImmediate(j *Job, now int64) {
 // manager's Config carries neither setting.
 func (m *Manager) immediateRefusal(j *Job, cl *Cluster, now int64, actions *[]Action) int {
 	if !m.independent(j, cl, now, actions) ||
-		j.Licenses != "" && m.LicenseUsage(cl.Licenses).Test(j) != LicensesFree {
+		j.Licenses != "" && m.licenseUsage(cl.Licenses, true).Test(j) != LicensesFree {
 		return slurmerr.ESLURM_DEPENDENCY
 	}
 	if !m.topPriority(j, cl, now) {
@@ -152,46 +152,51 @@ func (m *Manager) immediateRefusal(j *Job, cl *Cluster, now int64, actions *[]Ac
 }
 
 // topPriority is _top_priority: no other pending job that could run now
-// comes before j. Two jobs outside reservations (or in the same one) are
-// compared by priority alone, whatever their partitions; a job in a
-// reservation is not compared with one outside; jobs in two different
-// reservations are compared within a partition by priority and across
-// overlapping partitions by PriorityTier, then priority.
+// comes before j (outranks). The answer does not depend on the order the
+// jobs are looked at, so the cheap tests come first: a job that does not
+// outrank j is dismissed before its dependencies and array throttle are
+// evaluated (couldRun), and the throttle's running counts are taken once
+// for all arrays rather than by a scan of the table per array. An
+// --immediate job that ranks first then costs one pass over the table.
 func (m *Manager) topPriority(j *Job, cl *Cluster, now int64) bool {
 	if j.Priority == 0 {
 		return false
 	}
+	var running map[uint32]int // array id -> tasks holding resources; counted on first need
 	for _, o := range m.jobs {
-		if o == j || !o.Pending() || o.IsCompleting() || !runnableReason(o.Reason) || !m.couldRun(o, now) {
+		if o == j || !o.Pending() || o.IsCompleting() || !runnableReason(o.Reason) || !outranks(o, j, cl) {
 			continue
 		}
-		switch {
-		case o.Reservation == j.Reservation:
-			if o.Priority > j.Priority {
-				return false
-			}
-			continue
-		case o.Reservation == "" || j.Reservation == "":
-			continue
-		}
-		pj, po := cl.partition(firstPart(j)), cl.partition(firstPart(o))
-		if pj == nil || po == nil {
-			continue
-		}
-		if pj == po {
-			if o.Priority > j.Priority {
-				return false
-			}
-			continue
-		}
-		if !overlap(pj.Nodes, po.Nodes) {
-			continue
-		}
-		if po.PriorityTier > pj.PriorityTier || po.PriorityTier == pj.PriorityTier && o.Priority > j.Priority {
+		if m.couldRun(o, now, &running) {
 			return false
 		}
 	}
 	return true
+}
+
+// outranks is _top_priority's comparison of another pending job o with
+// j. Two jobs outside reservations (or in the same one) are compared by
+// priority alone, whatever their partitions; a job in a reservation is
+// not compared with one outside; jobs in two different reservations are
+// compared within a partition by priority and across overlapping
+// partitions by PriorityTier, then priority.
+func outranks(o, j *Job, cl *Cluster) bool {
+	switch {
+	case o.Reservation == j.Reservation:
+		return o.Priority > j.Priority
+	case o.Reservation == "" || j.Reservation == "":
+		return false
+	}
+	pj, po := cl.partition(firstPart(j)), cl.partition(firstPart(o))
+	switch {
+	case pj == nil || po == nil:
+		return false
+	case pj == po:
+		return o.Priority > j.Priority
+	case !overlap(pj.Nodes, po.Nodes):
+		return false
+	}
+	return po.PriorityTier > pj.PriorityTier || po.PriorityTier == pj.PriorityTier && o.Priority > j.Priority
 }
 
 // runnableReason: a pending job with one of these reasons waits for a
@@ -217,8 +222,9 @@ func runnableReason(r uint16) bool {
 
 // couldRun is job_independent for another pending job, without changing
 // it: not held, its dependency satisfied, past its --begin, its array
-// under its throttle.
-func (m *Manager) couldRun(o *Job, now int64) bool {
+// under its throttle. *running holds the arrays' running task counts,
+// made by the first call that needs one.
+func (m *Manager) couldRun(o *Job, now int64, running *map[uint32]int) bool {
 	if o.Hold != HoldNone || o.BeginTime > now {
 		return false
 	}
@@ -231,10 +237,26 @@ func (m *Manager) couldRun(o *Job, now int64) bool {
 			return false
 		}
 	}
-	if o.IsArrayMeta() && o.Array.MaxTasks > 0 && uint32(m.arrayRunning(o.ArrayJobID)) >= o.Array.MaxTasks {
-		return false
+	if o.IsArrayMeta() && o.Array.MaxTasks > 0 {
+		if *running == nil {
+			*running = m.arraysRunning()
+		}
+		if uint32((*running)[o.ArrayJobID]) >= o.Array.MaxTasks {
+			return false
+		}
 	}
 	return true
+}
+
+// arraysRunning is arrayRunning for every array at once.
+func (m *Manager) arraysRunning() map[uint32]int {
+	n := map[uint32]int{}
+	for _, j := range m.jobs {
+		if j.ArrayJobID != 0 && j.ArrayTaskID != NoVal && j.Running() {
+			n[j.ArrayJobID]++
+		}
+	}
+	return n
 }
 
 func firstPart(j *Job) string {

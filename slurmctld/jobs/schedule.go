@@ -560,14 +560,6 @@ func joinPartitions(p []string) string { return strings.Join(p, ",") }
 // partition (by --ntasks-per-node, --cpus-per-task or
 // --ntasks-per-core when given), never below the job's minimum.
 func (m *Manager) PendingNodeCount(j *Job, cl *Cluster) uint32 {
-	minN := j.MinNodes
-	if minN == NoVal {
-		minN = 0
-	}
-	tasks := j.NumTasks
-	if tasks == NoVal {
-		tasks = 0
-	}
 	name := j.Partition
 	if name == "" && len(j.Partitions) > 0 {
 		name = j.Partitions[0]
@@ -586,21 +578,5 @@ func (m *Manager) PendingNodeCount(j *Job, cl *Cluster) uint32 {
 		maxCPUs = max(maxCPUs, uint32(n.CPUs))
 		maxCores = max(maxCores, uint32(n.Cores()))
 	}
-	if maxCPUs == 0 || maxCores == 0 {
-		return minN
-	}
-	var n uint32
-	switch ntpc := uint32(j.NTasksPerCore); {
-	case j.NTasksPerNode != NoVal16 && j.NTasksPerNode != 0:
-		n = tasks / uint32(j.NTasksPerNode)
-	case j.CPUsPerTask != NoVal16 && j.CPUsPerTask > 1:
-		per := max(maxCPUs/uint32(j.CPUsPerTask), 1)
-		n = (tasks + per - 1) / per
-	case ntpc != 0 && ntpc != 0xffff:
-		cores := (tasks + ntpc - 1) / ntpc
-		n = (cores + maxCores - 1) / maxCores
-	default:
-		n = (tasks + maxCPUs - 1) / maxCPUs
-	}
-	return max(n, minN)
+	return nodeCountWag(j, maxCPUs, maxCores)
 }
