@@ -174,10 +174,11 @@ func (m *Manager) LaunchFailed(jobID uint32, rc int, cl *Cluster, now int64) (Ou
 
 // Tick is the periodic work of the controller's background loop: jobs past
 // their end time are killed (TIMEOUT, REQUEST_KILL_TIMELIMIT after
-// OverTimeLimit; slurmd applies KillWait between SIGTERM and SIGKILL), and
-// finished jobs older than MinJobAge are purged. Kills to COMPLETING nodes
-// that never answer are not re-sent yet (the controller's node manager
-// sees the node DOWN and calls NodeDown).
+// OverTimeLimit; slurmd applies KillWait between SIGTERM and SIGKILL),
+// steps of the other running jobs past their own limit are killed
+// (stepTimeLimits), and finished jobs older than MinJobAge are purged.
+// Kills to COMPLETING nodes that never answer are not re-sent yet (the
+// controller's node manager sees the node DOWN and calls NodeDown).
 func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	var actions []Action
 	over := int64(m.cfg.OverTimeLimit) * 60
@@ -193,6 +194,9 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 					Msg: &msg.SrunTimeoutMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}, Timeout: now}})
 			}
 			actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_KILL_TIMELIMIT, now)...)
+		case j.Base() == msg.JobRunning:
+			// Suspended jobs are skipped: their steps' clocks stand still.
+			actions = append(actions, m.stepTimeLimits(j, now)...)
 		case j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0 &&
 			!arrays.busy(j):
 			m.remove(j.ID)

@@ -248,6 +248,13 @@ type Step struct {
 	// REQUEST_STEP_COMPLETE.
 	Done   []bool
 	ExitRC uint32
+	// TimedOut: the step reached its time limit and its nodes were told
+	// to kill it (REQUEST_KILL_TIMELIMIT); it shows TIMEOUT until they
+	// report it complete, and is not killed again.
+	TimedOut bool
+	// SusTime is the seconds the step spent suspended (its job's
+	// suspensions after it started): not charged to its time limit.
+	SusTime int64
 }
 
 // Base is the job's base state.

@@ -63,6 +63,9 @@ func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now i
 	if j.ArrayJobID == 0 {
 		si.ArrayTaskID = NoVal
 	}
+	if st.TimedOut {
+		si.State = msg.JobTimeout
+	}
 	if len(st.NodeIdx) > 0 && nodeCount > 0 {
 		si.NodeInx = msg.BitmapOf(nodeCount, st.NodeIdx...)
 	}

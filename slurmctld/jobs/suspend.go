@@ -237,6 +237,7 @@ func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions 
 			j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
 		}
 		j.State = msg.JobRunning
+		resumeSteps(j, now)
 		if l := m.timeLimit(j, cl); l != Infinite && l != NoVal {
 			j.EndTime = now + int64(l)*60 - j.PreSusTime
 		}
