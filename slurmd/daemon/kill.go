@@ -31,7 +31,8 @@ const (
 // _rpc_terminate_job, _rpc_timelimit and _rpc_abort_job:
 //
 //   - every credential of the job created up to the message's time is
-//     revoked (and saved), so no launch of it can start any more;
+//     revoked (and saved), so no launch of it can start any more (not for
+//     a single step's KILL_TIMELIMIT / KILL_PREEMPTED: the job goes on);
 //   - TERMINATE_JOB for a job with no step here and no Epilog: reply
 //     ESLURMD_KILL_JOB_ALREADY_COMPLETE, which slurmctld takes as the
 //     epilog being complete (a real slurmd sends no EPILOG_COMPLETE then);
@@ -45,16 +46,10 @@ func (d *Daemon) rpcKillJob(_ context.Context, r *server.Request) *server.Respon
 	}
 	kind := r.Header.MsgType
 	job := req.StepID.JobID
-	if err := d.creds.revoke(job, time.Unix(req.Time, 0), time.Unix(req.StartTime, 0)); err != nil {
-		if !errors.Is(err, jobcred.ErrAlreadyRevoked) {
-			d.log.Error(fmt.Sprintf("revoking credentials of JobId=%d: %v", job, err))
-		}
-	} else {
-		d.log.Debug(fmt.Sprintf("credential for job %d revoked", job))
-	}
-
 	stepKill := (kind == msgtype.REQUEST_KILL_TIMELIMIT || kind == msgtype.REQUEST_KILL_PREEMPTED) && req.StepID.StepID != NoVal
 	if stepKill {
+		// One step ends, the job goes on: its credentials stay valid
+		// (a step launched in the same second must not be refused).
 		sig := sigTimeLimit
 		if kind == msgtype.REQUEST_KILL_PREEMPTED {
 			sig = sigPreempted
@@ -62,6 +57,13 @@ func (d *Daemon) rpcKillJob(_ context.Context, r *server.Request) *server.Respon
 		resp := server.RC(0)
 		resp.After = func(error) { d.killStep(job, req.StepID.StepID, sig) }
 		return resp
+	}
+	if err := d.creds.revoke(job, time.Unix(req.Time, 0), time.Unix(req.StartTime, 0)); err != nil {
+		if !errors.Is(err, jobcred.ErrAlreadyRevoked) {
+			d.log.Error(fmt.Sprintf("revoking credentials of JobId=%d: %v", job, err))
+		}
+	} else {
+		d.log.Debug(fmt.Sprintf("credential for job %d revoked", job))
 	}
 
 	d.mu.Lock()
