@@ -110,7 +110,9 @@ func (m *Manager) arrayRunning(arrayID uint32) int {
 
 // splitTask takes the lowest pending task off meta and returns the job
 // record that runs it: a new record with a new id, or meta itself for the
-// last task (as Slurm's job_array_split / job_array_post_sched).
+// last task (as Slurm's job_array_split / job_array_post_sched). A split
+// that leaves one task pending makes meta that task's record
+// (lastPending).
 func (m *Manager) splitTask(meta *Job, now int64) (*Job, bool) {
 	a := meta.Array
 	task := a.Pending[0]
@@ -133,8 +135,22 @@ func (m *Manager) splitTask(meta *Job, now int64) (*Job, bool) {
 		t.Dependency = &d
 	}
 	a.Pending = append([]uint32(nil), a.Pending[1:]...)
+	lastPending(meta)
 	m.insert(&t)
 	m.pending = append(m.pending, record{kind: recSubmit, job: &t})
 	m.touch(meta, now)
 	return &t, true
+}
+
+// lastPending is job_array_split's rule for a meta record left with one
+// pending task: the record becomes that task's own (ArrayTaskID set, no
+// pending set, so no task string), keeping its throttle. squeue then
+// shows "<id>_<task>" and the task is no longer a range to merge into.
+// A meta record that gets down to one task otherwise (submitted so, or
+// its other tasks cancelled) keeps its pending set, as Slurm does.
+func lastPending(meta *Job) {
+	if a := meta.Array; a != nil && len(a.Pending) == 1 {
+		meta.ArrayTaskID = a.Pending[0]
+		a.Pending = nil
+	}
 }

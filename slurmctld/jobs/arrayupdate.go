@@ -136,7 +136,8 @@ func (m *Manager) arrayTaskRecord(id, t uint32) *Job {
 }
 
 // splitTaskID takes pending task t off meta into a new record of its own
-// (job_array_split), pending like the meta record.
+// (job_array_split), pending like the meta record; meta left with one
+// pending task becomes that task's record (lastPending).
 func (m *Manager) splitTaskID(meta *Job, task uint32, now int64) bool {
 	id, ok := m.allocID()
 	if !ok {
@@ -158,6 +159,7 @@ func (m *Manager) splitTaskID(meta *Job, task uint32, now int64) bool {
 		}
 	}
 	meta.Array.Pending = left
+	lastPending(meta)
 	m.insert(&t)
 	m.pending = append(m.pending, record{kind: recSubmit, job: &t})
 	m.touch(meta, now)

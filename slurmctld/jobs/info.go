@@ -80,6 +80,12 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	if j.ArrayJobID == 0 {
 		ji.ArrayTaskID = NoVal
 	}
+	if j.Pending() && j.Reason == ReasonArrayTaskLimit {
+		// job_array_start_test clears the begin time of a record its
+		// array's throttle holds back (EligibleTime=Unknown); the
+		// accrue time stays.
+		ji.EligibleTime = 0
+	}
 	switch {
 	case j.Pending():
 		ji.Partition = ns(joinPartitions(j.Partitions))

@@ -237,11 +237,14 @@ func (m *Manager) couldRun(o *Job, now int64, running *map[uint32]int) bool {
 			return false
 		}
 	}
-	if o.IsArrayMeta() && o.Array.MaxTasks > 0 {
+	// Every record of a throttled array waits on the throttle: its meta
+	// record, tasks split off it while pending, and the meta record
+	// turned into its last pending task.
+	if lim := m.arrayThrottle(o); lim > 0 {
 		if *running == nil {
 			*running = m.arraysRunning()
 		}
-		if uint32((*running)[o.ArrayJobID]) >= o.Array.MaxTasks {
+		if uint32((*running)[o.ArrayJobID]) >= lim {
 			return false
 		}
 	}

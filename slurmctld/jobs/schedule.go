@@ -147,6 +147,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 	// burst allocated. Nothing below adds or removes records, so the
 	// order slice stays as it is during the loop.
 	m.sortOrder()
+	gate := m.newArrayGate()
 	for _, id := range m.order {
 		j := m.jobs[id]
 		if j.holdsResources() && len(j.NodeIdx) > 0 {
@@ -164,26 +165,16 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 		} else if !m.eligible(j, cl, now, &actions) || !m.licensesReady(j, lic) {
 			continue
 		}
-		sj := m.schedJob(j, cl)
-		copies := 1
-		if j.IsArrayMeta() {
-			run := uint32(m.arrayRunning(j.ArrayJobID))
-			copies = len(j.Array.Pending)
-			if j.Array.MaxTasks > 0 {
-				if run >= j.Array.MaxTasks {
-					if !dry {
-						m.setReason(j, ReasonArrayTaskLimit, now)
-					}
-					continue
-				}
-				if left := int(j.Array.MaxTasks - run); left < copies {
-					copies = left
-				}
+		// job_array_start_test: every record of an array (not only
+		// its meta record) waits while the throttle is reached.
+		copies := gate.copies(j)
+		if copies == 0 {
+			if !dry {
+				m.setReason(j, ReasonArrayTaskLimit, now)
 			}
-			if copies > maxTasksPerPass {
-				copies = maxTasksPerPass
-			}
+			continue
 		}
+		sj := m.schedJob(j, cl)
 		s.Pending = append(s.Pending, sj)
 		ids[j.ID] = entry{j}
 		for k := 1; k < copies; k++ {
@@ -424,9 +415,12 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now int64) []Action {
 	var actions []Action
 	lic := m.LicenseUsage(cl.Licenses)
+	gate := m.newArrayGate()
 	for _, st := range plan.Starts {
 		e, ok := ids[st.JobID]
-		if !ok || !e.job.Pending() || !m.takeLicenses(e.job, lic, now) {
+		// Records of one array are planned each on their own: the
+		// throttle is tested again at every start.
+		if !ok || !e.job.Pending() || gate.throttled(e.job) || !m.takeLicenses(e.job, lic, now) {
 			continue
 		}
 		j := e.job
@@ -438,6 +432,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 			j = t
 		}
 		actions = append(actions, m.start(j, cl, st, now)...)
+		gate.started(j)
 	}
 	for _, p := range plan.Pending {
 		e, ok := ids[p.JobID]
@@ -464,6 +459,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 		}
 	}
 	m.licenseReasons(plan, ids, now)
+	gate.limitReasons(ids, now)
 	return actions
 }
 
