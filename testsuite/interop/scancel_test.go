@@ -453,13 +453,28 @@ func (cc *ctlCluster) diffScancel(t *testing.T) (int, []string) {
 				bin = cc.ours["scancel"]
 			}
 			res[side] = cc.exec(t, bin, "scancel", substIDs(sc.args, name, ids), nil, sc.stdin).masked(m)
-			time.Sleep(500 * time.Millisecond)
-			var st strings.Builder
-			for _, id := range ids {
-				out := cc.exec(t, cc.real["squeue"], "squeue", []string{"-h", "-t", "all", "-j", id, "-o", "%i %T %r"}, nil, "")
-				st.WriteString(m.apply(out.stdout))
+			// The states once the controller is done with the signal:
+			// COMPLETING and SIGNALING last as long as slurmd takes
+			// (seconds on a loaded machine), so a fixed wait compared
+			// how far the controller got.
+			read := func() string {
+				var st strings.Builder
+				for _, id := range ids {
+					out := cc.exec(t, cc.real["squeue"], "squeue", []string{"-h", "-t", "all", "-j", id, "-o", "%i %T %r"}, nil, "")
+					st.WriteString(m.apply(out.stdout))
+				}
+				return st.String()
 			}
-			states[side] = st.String()
+			prev := read()
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+				time.Sleep(300 * time.Millisecond)
+				cur := read()
+				if cur == prev && !strings.Contains(cur, "COMPLETING") && !strings.Contains(cur, "SIGNALING") {
+					break
+				}
+				prev = cur
+			}
+			states[side] = prev
 			cc.exec(t, cc.real["scancel"], "scancel", ids, nil, "")
 			time.Sleep(200 * time.Millisecond)
 		}
