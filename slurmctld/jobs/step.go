@@ -79,6 +79,11 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if tasks < uint32(len(ranks)) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
+	if req.Flags&ssfOvercommit == 0 && req.CPUCount != NoVal && req.CPUCount > j.TotalCPUs {
+		// More CPUs than the whole job has (-n 4 -c 3 in a job that got
+		// 10 CPUs under CR_CPU): _pick_step_nodes finds no nodes enough.
+		return nil, Outcome{}, serr(slurmerr.ESLURM_TOO_MANY_REQUESTED_CPUS)
+	}
 	st := &Step{ID: j.NextStepID, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
 		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
 	j.NextStepID++
@@ -101,11 +106,15 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	st.TaskDist = dist
 	layout := &msg.StepLayout{NodeList: ns(hostlist.Compress(st.Nodes)), StartProtocolVer: protoOr(j.ProtocolVersion),
 		TaskCnt: tasks, TaskDist: dist}
+	counts := m.blockCounts(j, cl, req, ranks, tasks)
 	next := uint32(0)
 	for k := range ranks {
 		cnt := tasks / uint32(len(ranks))
 		if uint32(k) < tasks%uint32(len(ranks)) {
 			cnt++
+		}
+		if counts != nil {
+			cnt = counts[k]
 		}
 		ids := make([]uint32, cnt)
 		for i := range ids {
@@ -139,6 +148,67 @@ const (
 	distUnknown   uint32 = 0x2000
 	distStateBase uint32 = 0xffff
 )
+
+// ssfOvercommit is SSF_OVERCOMMIT: the step may have more tasks than CPUs.
+const ssfOvercommit uint32 = 1 << 2
+
+// blockCounts is how many tasks of a block-distributed step each of its
+// nodes gets, as step_layout_create and _task_layout_block count them:
+// each node offers its job CPUs over the step's CPUs per task (at least
+// one), and the tasks go round the nodes while a node has room, then
+// round all nodes. Under CR_CPU -n 5 on 4+1 CPUs runs 4+1 tasks, where
+// an even split would give 3+2. nil for other distributions.
+func (m *Manager) blockCounts(j *Job, cl *Cluster, req *msg.StepCreateRequest, ranks []int, tasks uint32) []uint32 {
+	if req.TaskDist != NoVal && req.TaskDist&distStateBase != distBlock && req.TaskDist&distStateBase != distUnknown {
+		return nil
+	}
+	cpt := uint32(1)
+	if req.CPUCount != NoVal && req.CPUCount > 0 && tasks > 0 && req.CPUCount%tasks == 0 {
+		cpt = max(req.CPUCount/tasks, 1)
+		// _calc_cpus_per_task: one CPU a task unless the job's nodes hold
+		// every task with that many.
+		fit := uint32(0)
+		for _, c := range j.NodeCPUs {
+			if c < cpt {
+				fit = 0
+				break
+			}
+			fit += c / cpt
+		}
+		if fit < tasks {
+			cpt = 1
+		}
+	}
+	room := make([]uint32, len(ranks))
+	for i, k := range ranks {
+		if k >= len(j.NodeCPUs) {
+			return nil
+		}
+		cpus := j.NodeCPUs[k]
+		if req.ThreadsPerCore == 1 && k < len(j.NodeIdx) && j.NodeIdx[k] >= 0 && j.NodeIdx[k] < len(cl.Nodes) {
+			// One thread a core (_use_one_thread_per_core).
+			cpus /= uint32(max(cl.Nodes[j.NodeIdx[k]].ThreadsPerCore, 1))
+		}
+		room[i] = max(cpus/cpt, 1)
+	}
+	counts := make([]uint32, len(ranks))
+	over := false
+	for round, placed := uint32(0), uint32(0); placed < tasks; round++ {
+		more := false
+		for i := range ranks {
+			if placed == tasks {
+				break
+			}
+			if round < room[i] || over {
+				counts[i]++
+				placed++
+				more = more || round+1 < room[i]
+			}
+		}
+		over = over || !more
+	}
+	return counts
+}
 
 func protoOr(v uint16) uint16 {
 	if v == 0 {

@@ -19,7 +19,13 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 	for i, ni := range pl.nodes {
 		nd := &c.nodes[ni]
 		want := nd.Cores()
-		if !r.whole {
+		switch {
+		case r.whole:
+		case pl.cpus != nil:
+			// CPUs counted: cores for the node's CPUs (the tasks' CPUs
+			// are what coresFor counts, one CPU a "task").
+			want = r.coresFor(nd, pl.cpus[i])
+		default:
 			want = r.coresFor(nd, pl.tasks[i])
 		}
 		var cores []uint16
@@ -37,6 +43,9 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			}
 		}
 		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))
+		if c.snap.Config.CPUsConsumable && !r.whole && !r.over {
+			cpus = min(cpus, uint32(r.usedCPUs(nd, pl, i)))
+		}
 		var mem uint64
 		switch {
 		case r.whole || r.memAll:
@@ -71,4 +80,15 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 	}
 	c.refreshClasses(pl.nodes)
 	return a
+}
+
+// usedCPUs is the CPUs the job gets on the i-th node of pl under CR_CPU:
+// those its tasks use (dist_tasks_compute_c_b's count, which the core
+// bitmap then covers), raised to --mincpus; under CR_Core the job gets
+// every thread of its cores instead.
+func (r *request) usedCPUs(nd *Node, pl placement, i int) int {
+	if pl.cpus != nil {
+		return max(pl.cpus[i], r.minCPUs)
+	}
+	return max(pl.tasks[i]*r.cpt, r.minCPUs)
 }

@@ -204,7 +204,7 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 	j := r.job
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d|%s|%d|%d|%t|%t|%t|%t|%d", r.pi, j.Features, r.cpt, r.ntpn, r.whole, r.memAll, j.Contiguous, r.memPerCPU > 0, j.MinCPUs)
-	fmt.Fprintf(&b, "|%d|%d", r.tpcore, r.thr)
+	fmt.Fprintf(&b, "|%d|%d|%d", r.tpcore, r.thr, r.unit)
 	if r.user {
 		fmt.Fprintf(&b, "|u%d", j.UserID)
 	}

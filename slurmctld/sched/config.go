@@ -24,6 +24,11 @@ type Config struct {
 	// allocated and checked. Without it memory requests only have to fit
 	// a node's RealMemory.
 	MemoryConsumable bool
+	// CPUsConsumable is CR_CPU or CR_CPU_Memory: a job is given the CPUs
+	// (threads) its tasks use, not every thread of its cores. Cores are
+	// still taken whole (cons_tres keeps one bit a core), so a core
+	// another job has one thread of is not free.
+	CPUsConsumable bool
 
 	DefMemPerCPU  uint64 // MB, 0 = none
 	DefMemPerNode uint64 // MB, 0 = none (then the whole node's memory)
@@ -170,6 +175,10 @@ func ConfigFromConf(c *conf.Config) (Config, error) {
 		switch strings.ToUpper(p) {
 		case "CR_MEMORY", "CR_CORE_MEMORY", "CR_CPU_MEMORY", "CR_SOCKET_MEMORY":
 			cfg.MemoryConsumable = true
+		}
+		switch strings.ToUpper(p) {
+		case "CR_CPU", "CR_CPU_MEMORY":
+			cfg.CPUsConsumable = !cfg.WholeNodes
 		}
 	}
 	cfg.DefMemPerCPU = uint64(c.DefMemPerCPU)

@@ -107,3 +107,33 @@ func TestReasonNames(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectTypeParameters(t *testing.T) {
+	tests := []struct {
+		selType, params string
+		mem, cpus       bool
+	}{
+		{"select/cons_tres", "CR_Core_Memory", true, false},
+		{"select/cons_tres", "CR_Core", false, false},
+		{"select/cons_tres", "CR_CPU", false, true},
+		{"select/cons_tres", "CR_CPU_Memory", true, true},
+		{"select/cons_res", "CR_CPU", false, true},
+		{"select/linear", "CR_Memory", true, false},
+	}
+	for _, tc := range tests {
+		text := "ClusterName=t\nSlurmctldHost=ctl\nSelectType=" + tc.selType + "\nSelectTypeParameters=" + tc.params +
+			"\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n"
+		c, err := conf.Parse("slurm.conf", []byte(text), conf.MapFS{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.params, err)
+		}
+		cfg, err := ConfigFromConf(c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.params, err)
+		}
+		if cfg.MemoryConsumable != tc.mem || cfg.CPUsConsumable != tc.cpus {
+			t.Errorf("%s %s: memory %t CPUs %t, want %t %t", tc.selType, tc.params,
+				cfg.MemoryConsumable, cfg.CPUsConsumable, tc.mem, tc.cpus)
+		}
+	}
+}

@@ -22,6 +22,13 @@ type request struct {
 	thr        int // threads of a core the tasks use, 0 = all
 	minCPUs    int // CPUs per node at least (--mincpus, pn_min_cpus)
 
+	// unit, when not 0, is the CPUs of one task, and tasks, cpt, the
+	// capacities and placement count CPUs instead of tasks (cpuUnits);
+	// ntasks is then the job's task count.
+	unit   int
+	ntasks int
+	nodes  []Node // the snapshot's
+
 	memPerNode uint64 // MB per node (when memPerCPU == 0)
 	memPerCPU  uint64
 	memAll     bool // all of a node's memory
@@ -116,7 +123,7 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 		// of its own for it and says PartitionConfig.
 		return nil, ReasonPartConfig
 	}
-	r := &request{job: j, pi: pi, part: p, memSensed: c.snap.Config.MemoryConsumable}
+	r := &request{job: j, pi: pi, part: p, memSensed: c.snap.Config.MemoryConsumable, nodes: c.nodes}
 	r.timeLimit = jobTimeLimit(j, p)
 	r.duration = minutesToSeconds(r.timeLimit)
 
@@ -274,8 +281,33 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 			}
 		}
 	}
+	r.ntasks = r.tasks
+	r.cpuUnits()
 	return r, ReasonNone
 }
+
+// cpuUnits switches a request whose tasks have several CPUs each to
+// counting CPUs. cons_tres's _eval_nodes adds up the CPUs of the nodes
+// against the job's tasks x CPUs per task, counting a node's CPUs beyond
+// its whole tasks too (with -c 3, a 4-CPU node gives 4), and only asks
+// each node to hold one task; dist_tasks_compute_c_b then puts the tasks
+// that do not fit whole anywhere onto the first nodes (-n 4 -c 3 runs on
+// three 4-CPU nodes). Requests with a task count per node or core, or
+// overcommit, keep counting tasks.
+func (r *request) cpuUnits() {
+	if r.cpt <= 1 || r.ntpn > 0 || r.tpcore > 0 || r.job.Overcommit {
+		return
+	}
+	r.unit = r.cpt
+	r.tasks *= r.cpt
+	r.cpt = 1
+	if r.maxTasksPN > 0 {
+		r.maxTasksPN = int(r.part.MaxCPUsPerNode)
+	}
+}
+
+// taskCPUs is the CPUs of one task.
+func (r *request) taskCPUs() int { return max(r.unit, r.cpt) }
 
 // base returns the nodes the request may ever use in alternative a: the
 // partition's nodes with the features, without the excluded ones. Node
@@ -403,14 +435,11 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		}
 	case r.memPerCPU > 0 && !r.memSensed:
 		// Memory is not allocated: a task's share only has to fit.
-		if r.memPerCPU*uint64(r.cpt) > nd.RealMemory {
+		if r.memPerCPU*uint64(r.taskCPUs()) > nd.RealMemory {
 			return 0
 		}
 	case r.memPerCPU > 0:
-		// Memory goes with every allocated CPU, the idle threads of the
-		// job's cores included: whole cores that the memory covers.
-		per := r.memPerCPU * uint64(max(int(nd.ThreadsPerCore), 1))
-		capTasks = min(capTasks, r.tasksIn(nd, int(mem/per)))
+		capTasks = min(capTasks, c.memTasks(r, nd, mem))
 		if r.minCPUs > 0 && mem < r.memPerCPU*uint64(r.minCPUs) {
 			return 0
 		}
@@ -425,5 +454,33 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		}
 		return r.ntpn
 	}
+	if capTasks < r.unit {
+		return 0 // not one whole task
+	}
 	return min(capTasks, r.tasks)
+}
+
+// memTasks is how many tasks (CPUs in CPU units) the free memory mem of a
+// node covers with memory per CPU. Under CR_Core the memory goes with
+// every allocated CPU, the idle threads of the job's cores included, so
+// it counts whole cores; under CR_CPU single CPUs (can_job_run_on_node
+// takes off one allocation unit at a time). cons_tres then rounds the
+// CPUs down to whole tasks.
+func (c *cluster) memTasks(r *request, nd *Node, mem uint64) int {
+	if !c.snap.Config.CPUsConsumable {
+		per := r.memPerCPU * uint64(max(int(nd.ThreadsPerCore), 1))
+		t := r.tasksIn(nd, int(mem/per))
+		if r.unit > 1 {
+			t -= t % r.unit
+		}
+		return t
+	}
+	cpus := int(min(mem/r.memPerCPU, uint64(nd.CPUs)+1))
+	if r.unit > 1 {
+		return cpus - cpus%r.unit
+	}
+	if r.cpt > 1 {
+		return cpus / r.cpt
+	}
+	return cpus
 }

@@ -6,6 +6,9 @@ import "slices"
 type placement struct {
 	nodes []int
 	tasks []int
+	// cpus, for a request counting CPUs (request.unit), is the CPUs each
+	// node's tasks get (dist_tasks_compute_c_b); nil otherwise.
+	cpus []int
 }
 
 // run is a maximal block of candidate nodes with consecutive indexes.
@@ -377,6 +380,9 @@ func (c *cluster) runs(cands, caps []int, chosen []bool) []run {
 // and the rest packed in node order (cons_tres's block distribution).
 func distribute(r *request, cands, caps []int, chosenPos []int) (placement, bool) {
 	slices.Sort(chosenPos)
+	if r.unit > 0 {
+		return distributeCPUs(r, cands, caps, chosenPos)
+	}
 	pl := placement{nodes: make([]int, len(chosenPos)), tasks: make([]int, len(chosenPos))}
 	left := r.tasks
 	for i, pos := range chosenPos {

@@ -100,7 +100,7 @@ func (c *cluster) classKey(r *request, a int) string {
 	fmt.Fprintf(&b, "%d|%d|%s|%d|%d|%d|%d|%t|%t|%t|%d|%d|%d|%d",
 		r.pi, a, j.Features, r.cpt, r.ntpn, r.maxTasksPN, min(r.tasks, c.maxCPUs),
 		r.whole, r.user, r.memAll, r.memPerCPU, r.memPerNode, j.MinCPUs, len(r.gres))
-	fmt.Fprintf(&b, "|%d|%d", r.tpcore, r.thr)
+	fmt.Fprintf(&b, "|%d|%d|%d", r.tpcore, r.thr, r.unit)
 	if r.user || c.anyExclUser {
 		fmt.Fprintf(&b, "|u%d", j.UserID)
 	}

@@ -45,6 +45,10 @@ func (r *request) withNodes(k int) *request {
 		if r.ntpn > 0 {
 			w.tasks = k * r.ntpn
 		}
+		w.ntasks = w.tasks
+		if r.unit > 0 {
+			w.tasks *= r.unit
+		}
 	}
 	return &w
 }

@@ -169,11 +169,15 @@ func geometryRun(t *testing.T, c *ctldharness.Cluster, key string, jobs [][]stri
 	}
 }
 
-// geometryCPUCases are the cases of geometryCases (by index) and the
-// sequences run with CR_CPU too: those where counting CPUs instead of
-// cores may show. The whole corpus twice does not fit go test's default
-// 10 minutes.
-var geometryCPUCases, geometryCPUSequences = []int{0, 1, 2, 4, 14, 15, 25, 30, 35, 36, 37, 40, 47, 48, 52, 59, 61, 63, 65}, []int{0, 1}
+// geometryVariantCases are, for a configuration that does not run the
+// whole corpus, the cases of geometryCases (by index) and the sequences
+// it runs: CR_Core differs from CR_Core_Memory, and CR_CPU_Memory from
+// CR_CPU, only where memory is asked for or shared. Four whole corpora
+// do not fit go test's default 10 minutes.
+var geometryVariantCases = map[string][2][]int{
+	"CR_Core":       {{0, 3, 25, 30, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49}, {2}},
+	"CR_CPU_Memory": {{0, 2, 25, 30, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49}, {2}},
+}
 
 func geometryCollect(t *testing.T, c *ctldharness.Cluster, cases, seqs []int) map[string]string {
 	out := map[string]string{}
@@ -202,30 +206,12 @@ func geometryCollect(t *testing.T, c *ctldharness.Cluster, cases, seqs []int) ma
 // that are not fixed, keyed "<SelectTypeParameters> <record key>", with
 // the reason. They are logged, not failed, unless
 // GOSLURM_GEOMETRY_STRICT=1; an entry that no longer differs fails.
-var geometryGaps = map[string]string{
-	"CR_Core_Memory c30 -n 4 -c 3 | g0 job":    gapTaskCPUs,
-	"CR_Core_Memory c30 -n 4 -c 3 | g0 squeue": gapTaskCPUs,
-}
-
-// gapTaskCPUs: cons_tres's _eval_nodes counts what is left to place in
-// CPUs (tasks x CPUs per task), so a node's CPUs beyond its whole tasks
-// (1 of 4 with -c 3) count towards the others: -n 4 -c 3 runs on three
-// 4-CPU nodes. Our scheduler places whole tasks and finds the job can
-// never run (BadConstraints); copying this needs a CPU-count mode in
-// sched's capacity and distribution (select.go distribute).
-const gapTaskCPUs = "cons_tres counts CPUs, not whole tasks, per node"
+var geometryGaps = map[string]string{}
 
 // geometryVariantGaps are differences of a whole configuration: with it
 // every job shape record (squeue, scontrol show job, not sbatch's
 // answer) that differs is logged, not failed.
-var geometryVariantGaps = map[string]string{
-	// CR_CPU allocates CPUs (threads) one by one; our scheduler always
-	// allocates whole cores (-n 1 gets 2 CPUs on 2-thread cores). Doing
-	// it needs CPU ids in the allocations (sched) and their mapping to
-	// cores where the job's cores are packed: jobs/launch.go's credential
-	// core bitmap, jobs/step.go, jobs/jobres.go.
-	"CR_CPU": "CR_CPU allocates single CPUs; ours allocates whole cores",
-}
+var geometryVariantGaps = map[string]string{}
 
 func geometryDiff(t *testing.T, params string) {
 	real := ctldharness.RealSbin(t, "slurmctld")
@@ -238,9 +224,10 @@ func geometryDiff(t *testing.T, params string) {
 			"NodeName=DEFAULT Sockets=1 CoresPerSocket=2 ThreadsPerCore=2",
 		},
 		Partitions: geometryPartitions})
-	cases, seqs := geometryCPUCases, geometryCPUSequences
-	if params != "CR_CPU" {
-		cases, seqs = nil, nil
+	var cases, seqs []int
+	if v, ok := geometryVariantCases[params]; ok {
+		cases, seqs = v[0], v[1]
+	} else {
 		for i := range geometryCases {
 			cases = append(cases, i)
 		}
@@ -290,9 +277,80 @@ func geometryDiff(t *testing.T, params string) {
 }
 
 // TestSlurmctldGeometry compares job shapes between real slurmctld and
-// ours with cores and memory consumable, and with CPUs consumable.
+// ours with cores and memory consumable, with CPUs consumable (a job gets
+// the threads its tasks use, its cores are still taken whole), with cores
+// alone and with CPUs and memory.
 func TestSlurmctldGeometry(t *testing.T) {
-	for _, params := range []string{"CR_Core_Memory", "CR_CPU"} {
+	for _, params := range []string{"CR_Core_Memory", "CR_CPU", "CR_Core", "CR_CPU_Memory"} {
 		t.Run(params, func(t *testing.T) { geometryDiff(t, params) })
+	}
+}
+
+// geometryLaunchCases run tasks under a CPU count that CR_CPU makes
+// differ from CR_Core: srun allocates and launches on real slurmd, so the
+// allocation's CPUs per node, the step credential's cores and CPUs and
+// what slurmd makes of them (SLURM_CPUS_ON_NODE, SLURM_JOB_CPUS_PER_NODE)
+// are compared.
+var geometryLaunchCases = [][]string{
+	{"-n", "1"}, {"-n", "3"}, {"-n", "5"}, {"-c", "3"}, {"-N", "2", "-n", "2"}, {"-n", "4", "-c", "3"},
+	{"--mincpus=3"}, {"--ntasks-per-core=1", "-n", "4"},
+}
+
+const geometryLaunchScript = `echo $SLURM_PROCID $SLURMD_NODENAME cpus_on_node=$SLURM_CPUS_ON_NODE job_cpus=$SLURM_JOB_CPUS_PER_NODE tasks=$SLURM_NTASKS`
+
+// geometryLaunchCollect runs each case with srun, then as a batch job
+// whose script runs srun, and returns what they printed, lines sorted.
+func geometryLaunchCollect(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	out := map[string]string{}
+	sorted := func(s string) string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		slices.Sort(l)
+		return strings.Join(l, "\n") + "\n"
+	}
+	for _, cs := range geometryLaunchCases {
+		args := append([]string{"srun"}, cs...)
+		args = append(args, "sh", "-c", geometryLaunchScript)
+		out["srun "+strings.Join(cs, " ")] = sorted(ctldRun(c, args...))
+		partSettled(t, c, partEmpty)
+
+		file := filepath.Join(c.Dir, "geometry-batch.out")
+		_ = os.Remove(file)
+		args = append([]string{"sbatch", "-o", file}, cs...)
+		args = append(args, "--wrap", "srun sh -c '"+geometryLaunchScript+"'; echo batch cpus_on_node=$SLURM_CPUS_ON_NODE job_cpus=$SLURM_JOB_CPUS_PER_NODE")
+		o := ctldRun(c, args...)
+		if !strings.Contains(o, "Submitted batch job") {
+			out["sbatch "+strings.Join(cs, " ")] = o
+			continue
+		}
+		partSettled(t, c, partEmpty)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("%s: %v", strings.Join(cs, " "), err)
+		}
+		out["sbatch "+strings.Join(cs, " ")] = sorted(string(b))
+	}
+	return out
+}
+
+// TestSlurmctldGeometryLaunch runs tasks under our slurmctld with real
+// slurmd with CPUs and with cores consumable, and compares what the tasks
+// see with real slurmctld's.
+func TestSlurmctldGeometryLaunch(t *testing.T) {
+	for _, params := range []string{"CR_CPU", "CR_Core_Memory"} {
+		t.Run(params, func(t *testing.T) {
+			real := ctldharness.RealSbin(t, "slurmctld")
+			ours := ctldBuildOurs(t)
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 3, CPUs: 4, RealMemory: 1000,
+				ExtraConf: []string{
+					"SelectTypeParameters=" + params,
+					"NodeName=DEFAULT Sockets=1 CoresPerSocket=2 ThreadsPerCore=2",
+				}})
+			want, got := ctldOnBoth(t, c, real, ours, geometryLaunchCollect)
+			for _, k := range slices.Sorted(maps.Keys(want)) {
+				if w, g := ctldMasked(want[k]), ctldMasked(got[k]); w != g {
+					t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+				}
+			}
+		})
 	}
 }
