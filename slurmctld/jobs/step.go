@@ -87,6 +87,13 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	st := &Step{ID: j.NextStepID, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
 		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
 	j.NextStepID++
+	if stepLimited(req.TimeLimit) && m.cfg.EnforcePartLimits != EnforceNo {
+		// step_create checks this after the step got its id: the id is
+		// used up.
+		if p := cl.partition(j.Partition); p != nil && req.TimeLimit > p.MaxTime {
+			return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_TIME_LIMIT)
+		}
+	}
 	var stepMem []uint64
 	for _, k := range ranks {
 		st.Nodes = append(st.Nodes, j.Nodes[k])

@@ -1,0 +1,28 @@
+package interop
+
+import (
+	"testing"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// TestSlurmctldStepPartLimit compares, between Debian's slurmctld and
+// ours, a step asking for more time than its partition's MaxTime under
+// EnforcePartLimits=ALL: srun's refusal and exit code, and the id of the
+// next step (the refused one used one up).
+func TestSlurmctldStepPartLimit(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf:  []string{"EnforcePartLimits=ALL"},
+		Partitions: []string{"PartitionName=debug Nodes=n1 Default=YES MaxTime=10 State=UP"}})
+	const script = `srun -t 20 true; echo "rc $?"; srun -t 10 sh -c 'echo step $SLURM_STEP_ID'; echo "rc $?"; srun sh -c 'echo step $SLURM_STEP_ID'`
+	collect := func(t *testing.T, c *ctldharness.Cluster) string {
+		return ctldMasked(ctldRun(c, "salloc", "-t", "5", "sh", "-c", script))
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	t.Logf("real slurmctld:\n%s", want)
+	if want != got {
+		t.Errorf("real:\n%s\nours:\n%s", want, got)
+	}
+}
