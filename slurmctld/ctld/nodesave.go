@@ -12,11 +12,13 @@ import (
 
 // SavedNode is a node's state as the controller saves it. The default
 // start (slurmctld without -R) takes back what 22.05's does from it: DOWN,
-// DRAIN and FAIL with the reason for nodes slurm.conf leaves UNKNOWN, and
-// Comment and Extra where slurm.conf sets none. With -R it takes back the
-// state, reason, features (available and active), comment, extra and
-// CpuBind (RecoverFull). Everything else comes back from the node's
-// registration or from slurm.conf.
+// DRAIN, FAIL, MAINT and the reboot flags (REBOOT_REQUESTED,
+// REBOOT_ISSUED) with the reason for nodes slurm.conf leaves UNKNOWN,
+// Comment and Extra where slurm.conf sets none, and for every node the
+// next state, last response and reboot request time. With -R it takes
+// back the state, reason, features (available and active), comment,
+// extra and CpuBind too (RecoverFull). Everything else comes back from
+// the node's registration or from slurm.conf.
 type SavedNode struct {
 	Name       string `json:"name"`
 	Down       bool   `json:"down,omitempty"`
@@ -39,6 +41,43 @@ type SavedNode struct {
 	// recovered: 22.05's -R keeps slurm.conf's weight (its saved value is
 	// the configured one).
 	Weight uint32 `json:"weight,omitempty"`
+
+	// Version 2, added later (files without them still load: absent is
+	// NO_VAL and 0, what a node without a reboot under way has). 22.05
+	// saves and restores them whatever the start: a reboot requested or
+	// issued before a restart completes, or times out, after it.
+	//
+	// NextState is next_state (nil: NO_VAL, none).
+	NextState *uint32 `json:"next_state,omitempty"`
+	// BootReqTime is boot_req_time: when the reboot was sent.
+	BootReqTime int64 `json:"boot_req_time,omitempty"`
+	// LastResponse is last_response: a node that rebooted while the
+	// controller was down is seen to have done so.
+	LastResponse int64 `json:"last_response,omitempty"`
+}
+
+// restoredFlags are the state flags the default start takes back for a
+// node slurm.conf leaves UNKNOWN (load_all_node_state with state_only),
+// besides DOWN, DRAIN and FAIL.
+const restoredFlags = msg.NodeStateMaint | msg.NodeStateRebootRequested | msg.NodeStateRebootIssued
+
+// savedNextState is the NextState field for a node's next state.
+func savedNextState(next uint32) *uint32 {
+	if next == noVal {
+		return nil
+	}
+	return &next
+}
+
+// restoreReboot takes back what 22.05 restores of every saved node,
+// whatever the start: the next state, the reboot request time and the
+// last response.
+func restoreReboot(n *Node, s *SavedNode) {
+	n.NextState = noVal
+	if s.NextState != nil {
+		n.NextState = *s.NextState
+	}
+	n.BootReqTime, n.LastResponse = s.BootReqTime, s.LastResponse
 }
 
 // SavedState is the node state file: the node and partition tables.
@@ -61,6 +100,7 @@ func (c *Controller) savedState() SavedState {
 			Reason: n.Reason, ReasonTime: n.ReasonTime, ReasonUID: n.ReasonUID,
 			State: n.State, Features: n.Features, FeaturesAct: n.FeaturesAct, FeaturesActEmpty: n.actEmpty,
 			Comment: n.Comment, Extra: n.Extra, CPUBind: n.CPUBind, Weight: n.Weight,
+			NextState: savedNextState(n.NextState), BootReqTime: n.BootReqTime, LastResponse: n.LastResponse,
 		})
 	}
 	for _, p := range c.parts {
@@ -75,12 +115,15 @@ func (c *Controller) savedState() SavedState {
 func (c *Controller) RestoreNodes(saved []SavedNode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range saved {
+	for i := range saved {
+		s := &saved[i]
 		n := c.nodeIndex[s.Name]
 		if n == nil {
 			continue
 		}
 		if n.IsUnknown() {
+			// A version 1 file has no State: nothing more.
+			n.State |= s.State & restoredFlags
 			if s.Down {
 				n.State = msg.NodeStateDown | (n.State &^ msg.NodeStateBase)
 			}
@@ -100,6 +143,7 @@ func (c *Controller) RestoreNodes(saved []SavedNode) {
 		if n.Reason == "" {
 			n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
 		}
+		restoreReboot(n, s)
 	}
 	c.lastNodeUpdate = c.now().Unix()
 }
@@ -119,13 +163,15 @@ func (c *Controller) RecoverFull(st *SavedState) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range st.Nodes {
+	for i := range st.Nodes {
+		s := &st.Nodes[i]
 		n := c.nodeIndex[s.Name]
 		if n == nil {
 			c.log.Error(fmt.Sprintf("Node %s has vanished from configuration", s.Name))
 			continue
 		}
 		n.State = s.State
+		restoreReboot(n, s)
 		n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
 		n.Comment, n.Extra, n.CPUBind = s.Comment, s.Extra, s.CPUBind
 		if n.Features != s.Features {

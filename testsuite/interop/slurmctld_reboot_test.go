@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,7 @@ done
 `
 
 var (
+	rebootBootRE   = regexp.MustCompile(`BootTime=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)`)
 	rebootStateRE  = regexp.MustCompile(`(?m)^\s*State=(\S+)`)
 	rebootNextRE   = regexp.MustCompile(`(?m)^\s*NextState=\S+`)
 	rebootReasonRE = regexp.MustCompile(`(?m)^\s*Reason=.*$`)
@@ -102,6 +104,59 @@ func rebootShow(c *ctldharness.Cluster, node string) string {
 	return o
 }
 
+// slurmLocation is the time zone the real commands print times in: the
+// system's (the cluster's environment has no TZ).
+func slurmLocation() *time.Location {
+	if os.Getenv("TZ") == "" {
+		return time.Local
+	}
+	b, err := os.ReadFile("/etc/localtime")
+	if err != nil {
+		return time.UTC
+	}
+	loc, err := time.LoadLocationFromTZData("localtime", b)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// rebootSettleTime is how long after a node's boot the test waits before
+// anything that makes the controller compare a registration's boot time
+// with the node's last response (scontrol update state=resume of a DOWN
+// node sets that to the current second and asks the node to register).
+//
+// slurmd -b reports its uptime in whole seconds of sysinfo's clock, and
+// the controller takes the boot time as its own wall-clock second minus
+// that uptime: the two clocks tick at different phases, so the boot time
+// jitters by a second between registrations (more when a loaded machine
+// delays a message across a second). A registration whose boot time is
+// after the last response is taken as an unexpected reboot (the node is
+// set DOWN "Node unexpectedly rebooted" with ReturnToService=1), in real
+// slurmctld as in ours: resuming a node within a second or two of its
+// boot races with that.
+const rebootSettleTime = 5 * time.Second
+
+// rebootSettle waits until the node's boot time, as the controller shows
+// it, is rebootSettleTime in the past.
+func rebootSettle(t *testing.T, c *ctldharness.Cluster, node string) {
+	t.Helper()
+	show := rebootShow(c, node)
+	m := rebootBootRE.FindStringSubmatch(show)
+	if m == nil {
+		t.Fatalf("node %s: no boot time shown:\n%s", node, show)
+	}
+	boot, err := time.ParseInLocation("2006-01-02T15:04:05", m[1], slurmLocation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Poll(60*time.Second+rebootSettleTime, func() bool {
+		return !time.Now().Before(boot.Add(rebootSettleTime))
+	}); err != nil {
+		t.Fatalf("node %s booted at %s: clock not past it: %v", node, m[1], err)
+	}
+}
+
 func rebootStart(c *ctldharness.Cluster, node string) string {
 	m := rebootStartRE.FindStringSubmatch(rebootShow(c, node))
 	if m == nil {
@@ -129,17 +184,12 @@ func rebootMode(t *testing.T, dir, node, mode string) {
 	}
 }
 
-// TestSlurmctldReboot compares, between Debian's slurmctld and ours,
-// what the real sinfo and scontrol show at each step of scontrol reboot
-// and cancel_reboot: requested on a busy node (REBOOT_REQUESTED, then
-// cancelled), ASAP (drained, issued once the job ends, the node off:
-// DOWN+REBOOT_ISSUED, then back after its reboot), nextstate=down, a node
-// that does not come back within ResumeTimeout ("reboot timed out"),
-// and the refusals.
-func TestSlurmctldReboot(t *testing.T) {
-	real := ctldharness.RealSbin(t, "slurmctld")
+// rebootCluster is a two-node cluster (one CPU each) whose real slurmds
+// run under rebootWrapper, RebootProgram being rebootProgram, with dir
+// the directory that records the reboots and holds the power switches.
+func rebootCluster(t *testing.T, resumeTimeout int, extra ...string) (c *ctldharness.Cluster, dir string) {
+	t.Helper()
 	slurmd := ctldharness.RealSbin(t, "slurmd")
-	ours := ctldBuildOurs(t)
 	dir, err := os.MkdirTemp("", "reboot-")
 	if err != nil {
 		t.Fatal(err)
@@ -156,16 +206,46 @@ func TestSlurmctldReboot(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(fmt.Sprintf(rebootProgram, dir)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := ctldharness.New(t, ctldharness.Options{
+	c = ctldharness.New(t, ctldharness.Options{
 		Nodes: 2, CPUs: 1, OurSlurmd: wrapper,
-		ExtraConf: []string{
+		ExtraConf: append([]string{
 			"RebootProgram=" + prog,
-			"ResumeTimeout=15",
+			fmt.Sprintf("ResumeTimeout=%d", resumeTimeout),
 			// A node back from a timed-out reboot stays DOWN (2 would
 			// return it on the next ping, at a time that differs).
 			"ReturnToService=1",
-		},
+		}, extra...),
 	})
+	return c, dir
+}
+
+// rebootLog prints what real slurmctld recorded, in verbose runs: the
+// steps are easier to follow with it.
+func rebootLog(t *testing.T, want map[string]string) {
+	if !testing.Verbose() {
+		return
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t.Logf("%s:\n%s", k, want[k])
+	}
+}
+
+// TestSlurmctldReboot compares, between Debian's slurmctld and ours,
+// what the real sinfo and scontrol show at each step of scontrol reboot
+// and cancel_reboot: requested on a busy node (REBOOT_REQUESTED, then
+// cancelled), ASAP (drained, issued once the job ends, the node off:
+// DOWN+REBOOT_ISSUED, then back after its reboot), nextstate=down, a node
+// that does not come back within ResumeTimeout ("reboot timed out"),
+// and the refusals.
+func TestSlurmctldReboot(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c, dir := rebootCluster(t, 15)
 
 	run := func(bin string, args ...string) map[string]string {
 		out := map[string]string{}
@@ -224,16 +304,17 @@ func TestSlurmctldReboot(t *testing.T) {
 		record("ASAP done", rebootView(c))
 
 		// nextstate=down on an idle node: back DOWN, "reboot complete".
-		// Not in the second n1 booted: a reboot issued then is taken as
+		// Not in the seconds n1 booted: a reboot issued then is taken as
 		// done by the next ping reply (boot time not before the request),
 		// in real slurmctld.
-		time.Sleep(2 * time.Second)
+		rebootSettle(t, c, "n1")
 		start = rebootStart(c, "n1")
 		record("reboot nextstate=down", ctldRun(c, "scontrol", "reboot", "nextstate=down", "n1"))
 		wait("n1 rebooted to DOWN", 60*time.Second, func() bool {
 			return rebootStart(c, "n1") != start && strings.Contains(rebootShow(c, "n1"), "reboot complete")
 		})
 		record("nextstate=down done", rebootView(c))
+		rebootSettle(t, c, "n1")
 		record("resume n1", ctldRun(c, "scontrol", "update", "nodename=n1", "state=resume"))
 		wait("n1 idle", 60*time.Second, func() bool { return strings.Contains(rebootShow(c, "n1"), "State=IDLE ") })
 
@@ -253,6 +334,7 @@ func TestSlurmctldReboot(t *testing.T) {
 		rebootMode(t, dir, "n2", "on")
 		wait("n2 registered again", 60*time.Second, func() bool { return rebootStart(c, "n2") != start })
 		record("n2 booted late", rebootView(c))
+		rebootSettle(t, c, "n2")
 		record("resume n2", ctldRun(c, "scontrol", "update", "nodename=n2", "state=resume"))
 		wait("n2 idle", 60*time.Second, func() bool { return strings.Contains(rebootShow(c, "n2"), "State=IDLE ") })
 		record("end", rebootView(c))
@@ -269,16 +351,180 @@ func TestSlurmctldReboot(t *testing.T) {
 			t.Errorf("real slurmctld: no step %q", step)
 		}
 	}
-	if testing.Verbose() {
-		keys := make([]string, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			t.Logf("%s:\n%s", k, want[k])
+	rebootLog(t, want)
+	ctldCompare(t, want, got)
+	if len(got) != len(want) {
+		t.Errorf("%d steps with ours, %d with real", len(got), len(want))
+	}
+}
+
+// rebootJobs is what squeue --json says of each pending or running job:
+// its state, the reason it waits for (the reason, not the description
+// Slurm may add to it) and its nodes.
+func rebootJobs(t *testing.T, c *ctldharness.Cluster) string {
+	t.Helper()
+	js, _, err := c.Run("squeue", "--json")
+	if err != nil {
+		t.Fatalf("squeue --json: %v", err)
+	}
+	var doc struct {
+		Jobs []struct {
+			ID     int    `json:"job_id"`
+			State  string `json:"job_state"`
+			Reason string `json:"state_reason"`
+			Nodes  string `json:"nodes"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("squeue --json: %v\n%s", err, js)
+	}
+	var b strings.Builder
+	for _, j := range doc.Jobs {
+		if j.State == "PENDING" || j.State == "RUNNING" {
+			fmt.Fprintf(&b, "%d %s %s %s\n", j.ID, j.State, j.Reason, j.Nodes)
 		}
 	}
+	return sortedLines(b.String())
+}
+
+// rebootRegistered waits until the node has registered with the
+// controller now running (its boot time is not shown before).
+func rebootRegistered(t *testing.T, c *ctldharness.Cluster, node string) {
+	t.Helper()
+	if err := c.Poll(60*time.Second, func() bool {
+		return rebootBootRE.MatchString(rebootShow(c, node))
+	}); err != nil {
+		t.Fatalf("%s did not register: %v\n%s", node, err, rebootShow(c, node))
+	}
+}
+
+// rebootUnping takes out NOT_RESPONDING: the controller pings a silent
+// DOWN node every SlurmdTimeout/3, so whether it is marked yet is a
+// matter of timing, in real slurmctld as in ours.
+func rebootUnping(s string) string {
+	return strings.NewReplacer("down* ", "down ", "+NOT_RESPONDING", "").Replace(s)
+}
+
+// TestSlurmctldRebootRestart compares, between Debian's slurmctld and
+// ours, reboots that span a controller restart (the default start, then
+// -R): node_state keeps the reboot flags, next state, reason and boot
+// request time, so a reboot issued before the restart completes or times
+// out after it (counted from the request), and one requested on a busy
+// node is issued when its job ends and returns the node as its next state
+// says. A job that needs a node rebooting without a next state waits for
+// an unavailable node; one that needs both nodes runs once n2 is back.
+//
+// Backfill runs every second, so the jobs' reasons settle at once and
+// the nodes it plans for a pending job (PLANNED, which ours does not
+// set) are clear again soon after the job is cancelled: the nodes are
+// only looked at while no job is pending.
+func TestSlurmctldRebootRestart(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	// Long enough for n2 to be back from the first reboot, and for the
+	// second restart to be done before its time-out.
+	c, dir := rebootCluster(t, 60, "SchedulerParameters=bf_interval=1")
+
+	run := func(bin string, first, restart, full []string) map[string]string {
+		out := map[string]string{}
+		_ = os.Remove(filepath.Join(dir, "reboots"))
+		rebootMode(t, dir, "n1", "on")
+		rebootMode(t, dir, "n2", "on")
+		c.Start(bin, first...)
+		defer c.Stop()
+		step := 0
+		record := func(name, s string) {
+			step++
+			out[fmt.Sprintf("%02d %s", step, name)] = s
+		}
+		wait := func(what string, limit time.Duration, ok func() bool) {
+			t.Helper()
+			if err := c.Poll(limit, ok); err != nil {
+				t.Fatalf("%s: %v\n%s%s", what, err, rebootView(c), rebootJobs(t, c))
+			}
+		}
+		issued := func(node string, count int) {
+			t.Helper()
+			wait(node+" reboot issued", 60*time.Second, func() bool {
+				return rebootCount(dir, node) == count && strings.Contains(rebootShow(c, node), "reboot issued")
+			})
+		}
+		// waitReason waits until the job waits for reason, or until
+		// limit passes (the record then shows what it waits for).
+		waitReason := func(job uint32, reason string, limit time.Duration) {
+			_ = c.Poll(limit, func() bool {
+				return strings.Contains(rebootJobs(t, c), fmt.Sprintf("%d PENDING %s ", job, reason))
+			})
+		}
+		// cancel cancels a pending job and waits until no node is
+		// PLANNED for it any more.
+		cancel := func(job uint32) {
+			t.Helper()
+			record(fmt.Sprintf("scancel %d", job), ctldRun(c, "scancel", fmt.Sprint(job)))
+			wait("nodes no longer planned", 60*time.Second, func() bool {
+				return !strings.Contains(rebootView(c), "PLANNED") && !strings.Contains(rebootView(c), "planned")
+			})
+		}
+
+		// n2 reboots with nextstate=resume and stays off.
+		rebootMode(t, dir, "n2", "off")
+		record("reboot n2 nextstate=resume", ctldRun(c, "scontrol", "reboot", "nextstate=resume", "reason=maint", "n2"))
+		issued("n2", 1)
+		record("n2 issued", rebootView(c))
+
+		// Default start: the reboot goes on; a job that needs both nodes
+		// waits for Resources, and runs once n2 is back.
+		c.StopCtld()
+		c.StartCtld(bin, restart...)
+		rebootRegistered(t, c, "n1")
+		record("after restart", rebootView(c))
+		b := ctldSbatch(t, c, "-N", "2", "-o", "/dev/null", "--wrap", "sleep 300")
+		rebootMode(t, dir, "n2", "on")
+		ctldWaitJob(t, c, b, 90*time.Second, "RUNNING")
+		record("n2 back", rebootView(c))
+		record("job on both nodes after n2 is back", rebootJobs(t, c))
+		record("scancel running", ctldRun(c, "scancel", fmt.Sprint(b)))
+		wait("nodes idle", 60*time.Second, func() bool {
+			o, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%T")
+			return strings.TrimSpace(o) == "idle\nidle"
+		})
+
+		// -R: a reboot requested on a busy node (nextstate=down) and one
+		// issued (n2 off again, no next state) are taken back.
+		job := ctldSbatch(t, c, "-w", "n1", "-o", "/dev/null", "--wrap", "sleep 300")
+		ctldWaitJob(t, c, job, 60*time.Second, "RUNNING")
+		record("reboot busy n1", ctldRun(c, "scontrol", "reboot", "nextstate=down", "reason=fw", "n1"))
+		rebootSettle(t, c, "n2")
+		rebootMode(t, dir, "n2", "off")
+		record("reboot n2", ctldRun(c, "scontrol", "reboot", "n2"))
+		issued("n2", 2)
+		record("before -R", rebootView(c))
+		// Without nextstate=resume the node is not counted as coming
+		// back: a job that needs it waits for an unavailable node.
+		d := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+		waitReason(d, "ReqNodeNotAvail", 10*time.Second)
+		record("job on n2 while it reboots (no next state)", rebootJobs(t, c))
+		c.StopCtld()
+		c.StartCtld(bin, full...)
+		rebootRegistered(t, c, "n1")
+		cancel(d)
+		record("after -R", rebootView(c))
+		// Only a boot request time kept over the restart times it out.
+		wait("n2 reboot timed out", 150*time.Second, func() bool {
+			return strings.Contains(rebootShow(c, "n2"), "reboot timed out")
+		})
+		record("n2 timed out", rebootUnping(rebootView(c)))
+		record("scancel n1's job", ctldRun(c, "scancel", fmt.Sprint(job)))
+		issued("n1", 1)
+		wait("n1 rebooted", 90*time.Second, func() bool {
+			return strings.Contains(rebootShow(c, "n1"), "reboot complete")
+		})
+		record("n1 rebooted to DOWN", rebootUnping(rebootView(c)))
+		return out
+	}
+	want := run(real, []string{"-c", "-i"}, nil, []string{"-R"})
+	got := run(ours, []string{"-c"}, nil, []string{"-R"})
+	rebootLog(t, want)
 	ctldCompare(t, want, got)
 	if len(got) != len(want) {
 		t.Errorf("%d steps with ours, %d with real", len(got), len(want))
