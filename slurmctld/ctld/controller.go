@@ -268,6 +268,7 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 	}
 	n.NextState = o.NextState
 	n.BootReqTime = o.BootReqTime // a reboot under way survives a reconfigure
+	n.resuming = resumingAtBuild(n)
 	if n.Reason == "" {
 		n.Reason, n.ReasonTime, n.ReasonUID = o.Reason, o.ReasonTime, o.ReasonUID
 	}

@@ -175,6 +175,9 @@ func schedNodeState(n *Node) sched.NodeState {
 	if n.IsFuture() {
 		s |= sched.NodeFuture
 	}
+	if n.resuming {
+		s |= sched.NodeResuming
+	}
 	return s
 }
 

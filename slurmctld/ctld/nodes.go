@@ -59,6 +59,10 @@ type Node struct {
 	// registrations from a boot before it are ignored, and ResumeTimeout
 	// counts from it.
 	BootReqTime int64
+	// resuming: the node is in 22.05's rs_node_bitmap, rebooting with
+	// nextstate=resume (reboot_resuming.go). The scheduler counts it as
+	// up but starts nothing on it until it is back.
+	resuming bool
 
 	// tresWeights is the node line's TRESWeights= (per base unit, mem
 	// per MB); nil when unset, so the billing weight is the CPU count.

@@ -78,6 +78,7 @@ func restoreReboot(n *Node, s *SavedNode) {
 		n.NextState = *s.NextState
 	}
 	n.BootReqTime, n.LastResponse = s.BootReqTime, s.LastResponse
+	n.resuming = resumingAtBuild(n)
 }
 
 // SavedState is the node state file: the node and partition tables.

@@ -99,6 +99,9 @@ func (c *Controller) RebootNodes(req *msg.RebootNodesRequest, uid uint32) int {
 		}
 		n.State |= msg.NodeStateRebootRequested
 		n.NextState = req.NextState
+		if req.NextState == msg.NodeResume {
+			n.resuming = true
+		}
 		if req.Reason.Valid {
 			n.Reason, n.ReasonTime, n.ReasonUID = req.Reason.Value, now, uid
 		}
@@ -224,6 +227,7 @@ func (c *Controller) checkRebootNodes(now int64) (waiting bool) {
 		c.setNodeRebootReason(n, "reboot timed out", now)
 		n.State &^= msg.NodeStatePoweringUp | msg.NodeStateRebootIssued | msg.NodeStateDrain
 		n.BootReqTime = 0
+		n.resuming = false
 		c.setNodeDown(n, "", now)
 		c.log.Info(fmt.Sprintf("reboot of node %s timed out, setting it DOWN", n.Name))
 	}
@@ -324,6 +328,7 @@ func (c *Controller) cancelReboot(n *Node) (int, bool) {
 		n.Reason, n.ReasonTime, n.ReasonUID = "", 0, noVal
 	}
 	n.NextState = noVal
+	n.resuming = false
 	c.log.Info(fmt.Sprintf("update_node: node %s state set to %s", n.Name, StateString(n.Base())))
 	return 0, false
 }

@@ -238,6 +238,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 			n.LastBusy = now
 		}
 		n.NextState = noVal
+		n.resuming = false
 		c.log.Info(fmt.Sprintf("node %s returned to service", n.Name))
 		if !n.IsDrain() && !n.IsDown() && !n.IsFail() {
 			nodeUp(n)

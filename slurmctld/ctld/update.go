@@ -327,6 +327,7 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 	if !n.Has(msg.NodeStateRebootRequested) && !n.Has(msg.NodeStateRebootIssued) {
 		n.NextState = noVal
 	}
+	n.resuming = false
 	c.log.Info(fmt.Sprintf("update_node: node %s state set to %s", n.Name, StateString(state)))
 	return 0, acctUpdated
 }

@@ -40,10 +40,20 @@ const (
 	NodeFuture                            // FUTURE: not in service yet
 	NodePoweredDown                       // POWERED_DOWN: usable, after resume (treated as usable)
 	NodeReserved                          // in an advanced reservation the pass does not model
+	// NodeResuming: rebooting with nextstate=resume (22.05's
+	// rs_node_bitmap). The node counts as up whatever its other flags
+	// (DOWN, DRAIN, NOT_RESPONDING while it reboots), so a job that needs
+	// it waits for Resources, but no job starts on it in this pass: it is
+	// held as if by a job ending at the next second.
+	NodeResuming
 )
 
-// Usable reports whether new jobs may be placed on a node in this state.
+// Usable reports whether new jobs may be placed on a node in this state
+// (for a resuming node: once it is back).
 func (s NodeState) Usable() bool {
+	if s&NodeResuming != 0 {
+		s &^= NodeDown | NodeDrain | NodeFail | NodeNoRespond
+	}
 	return s&(NodeDown|NodeDrain|NodeFail|NodeNoRespond|NodeFuture|NodeReserved) == 0
 }
 

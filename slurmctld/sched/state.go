@@ -227,6 +227,11 @@ func newCluster(s *Snapshot) *cluster {
 	for i := range s.Running {
 		c.applyRunning(&s.Running[i])
 	}
+	for i := range s.Nodes {
+		if s.Nodes[i].State&NodeResuming != 0 && c.usable.Test(uint(i)) {
+			c.holdResuming(i)
+		}
+	}
 	// Sort each node's releases and pack them into one array, so the
 	// backfill search reads them in node order from contiguous memory.
 	total := 0
@@ -414,4 +419,21 @@ func (c *cluster) buildConfigs() {
 		}
 		c.configs[k].bits.Set(uint(i))
 	}
+}
+
+// holdResuming keeps a resuming node from taking a job in this pass while
+// leaving it counted as up: all of it is held as by a job ending at the
+// next second. 22.05 leaves rs_node_bitmap out of the nodes it picks (and
+// says the job waits for busy nodes), and its backfill plans a job that
+// would start on them now to start a second later.
+func (c *cluster) holdResuming(ni int) {
+	nd := &c.nodes[ni]
+	cores := make([]uint16, nd.Cores())
+	for k := range cores {
+		cores[k] = uint16(k)
+	}
+	c.applyRunning(&Allocation{
+		Start: c.now, End: c.now, Exclusive: true,
+		Nodes: []NodeAlloc{{Node: ni, Cores: cores, CPUs: uint32(nd.CPUs), MemoryMB: nd.RealMemory, Gres: nd.Gres}},
+	})
 }

@@ -411,8 +411,11 @@ func rebootUnping(s string) string {
 // request time, so a reboot issued before the restart completes or times
 // out after it (counted from the request), and one requested on a busy
 // node is issued when its job ends and returns the node as its next state
-// says. A job that needs a node rebooting without a next state waits for
-// an unavailable node; one that needs both nodes runs once n2 is back.
+// says. It also shows what a job waits for while a node it needs
+// reboots: Resources with nextstate=resume (the node is counted as coming
+// back, 22.05's rs_node_bitmap, then gets the job when it is back), an
+// unavailable node without, until a restart builds rs_node_bitmap again
+// from the next state's RESUME bit, which NO_VAL has too.
 //
 // Backfill runs every second, so the jobs' reasons settle at once and
 // the nodes it plans for a pending job (PLANNED, which ours does not
@@ -466,11 +469,16 @@ func TestSlurmctldRebootRestart(t *testing.T) {
 			})
 		}
 
-		// n2 reboots with nextstate=resume and stays off.
+		// n2 reboots with nextstate=resume and stays off: a job that
+		// needs it waits for Resources.
 		rebootMode(t, dir, "n2", "off")
 		record("reboot n2 nextstate=resume", ctldRun(c, "scontrol", "reboot", "nextstate=resume", "reason=maint", "n2"))
 		issued("n2", 1)
 		record("n2 issued", rebootView(c))
+		a := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+		waitReason(a, "Resources", 10*time.Second)
+		record("job on n2 while it reboots", rebootJobs(t, c))
+		cancel(a)
 
 		// Default start: the reboot goes on; a job that needs both nodes
 		// waits for Resources, and runs once n2 is back.
@@ -479,6 +487,8 @@ func TestSlurmctldRebootRestart(t *testing.T) {
 		rebootRegistered(t, c, "n1")
 		record("after restart", rebootView(c))
 		b := ctldSbatch(t, c, "-N", "2", "-o", "/dev/null", "--wrap", "sleep 300")
+		waitReason(b, "Resources", 10*time.Second)
+		record("job on both nodes after restart", rebootJobs(t, c))
 		rebootMode(t, dir, "n2", "on")
 		ctldWaitJob(t, c, b, 90*time.Second, "RUNNING")
 		record("n2 back", rebootView(c))
@@ -500,13 +510,18 @@ func TestSlurmctldRebootRestart(t *testing.T) {
 		issued("n2", 2)
 		record("before -R", rebootView(c))
 		// Without nextstate=resume the node is not counted as coming
-		// back: a job that needs it waits for an unavailable node.
+		// back: a job that needs it waits for an unavailable node...
 		d := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
 		waitReason(d, "ReqNodeNotAvail", 10*time.Second)
 		record("job on n2 while it reboots (no next state)", rebootJobs(t, c))
 		c.StopCtld()
 		c.StartCtld(bin, full...)
 		rebootRegistered(t, c, "n1")
+		// ... until the restart. (Real slurmctld looks at the job again
+		// on the next scheduling event: a job update is one.)
+		record("update the job", ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", d), "comment=restarted"))
+		waitReason(d, "Resources", 10*time.Second)
+		record("job on n2 after -R", rebootJobs(t, c))
 		cancel(d)
 		record("after -R", rebootView(c))
 		// Only a boot request time kept over the restart times it out.
