@@ -26,7 +26,7 @@ build:
 # as two shards beside the other packages. The tests that put real or our slurmd under
 # cgroups (suspend, slurmd jobs, --pty) stay in one shard: concurrent clusters use the
 # same node names and job ids, hence the same cgroup paths.
-INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldResv|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray|TestSlurmctldStepLimit)
+INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldResv|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray)
 test: build
 	$(GO) vet ./...
 	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
