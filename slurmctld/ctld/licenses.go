@@ -11,8 +11,9 @@ import (
 )
 
 // rpcLicenseInfo is _slurm_rpc_dump_licenses: every configured license
-// with its total and the count jobs hold (scontrol show licenses; scontrol
-// picks one name out of the full list itself). Anyone may ask.
+// with its total, the count jobs hold and the count the active
+// reservations hold (scontrol show licenses; scontrol picks one name out
+// of the full list itself). Anyone may ask.
 //
 // Slurm stamps last_license_update whenever a job takes or returns
 // licenses and when the configuration is read. The counts here come from
@@ -24,7 +25,9 @@ func (c *Controller) rpcLicenseInfo(_ context.Context, r *server.Request) *serve
 	req := bodyOf[msg.InfoRequest](r.Body)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	changed := max(c.boot, c.confUpdate)
+	// Reserved counts follow the reservations, which may start or end
+	// with no change of their own: their last change bounds the former.
+	changed := max(c.boot, c.confUpdate, c.resv.lastUpdate)
 	if c.jobs != nil {
 		changed = max(changed, c.jobs.m.LastUpdate())
 	}
@@ -36,9 +39,11 @@ func (c *Controller) rpcLicenseInfo(_ context.Context, r *server.Request) *serve
 	if c.jobs != nil {
 		counts = c.jobs.m.LicenseUsage(configured).Counts()
 	}
-	resp := &msg.LicenseInfoResponse{LastUpdate: c.now().Unix()}
+	now := c.now().Unix()
+	reserved := c.reservedLicenses(now)
+	resp := &msg.LicenseInfoResponse{LastUpdate: now}
 	for _, l := range counts {
-		resp.Licenses = append(resp.Licenses, msg.License{Name: msg.Str(l.Name), Total: l.Total, InUse: l.Used})
+		resp.Licenses = append(resp.Licenses, msg.License{Name: msg.Str(l.Name), Total: l.Total, InUse: l.Used, Reserved: reserved[l.Name]})
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_LICENSE_INFO, Body: resp}
 }

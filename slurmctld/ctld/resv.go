@@ -649,9 +649,10 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 		}
 	}
 	if d.Licenses.Valid && d.Licenses.Value != "" {
-		if err := c.resvLicenses(d.Licenses.Value); err != nil {
+		if err := c.resvLicenses(d.Licenses.Value, "", start, end); err != nil {
 			return "", err
 		}
+		r.Licenses = d.Licenses.Value
 	}
 	switch {
 	case flags&resvTimeFloat != 0 && flags&resvReoccurring != 0:
@@ -720,7 +721,7 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 		}
 		r.Nodes = nodes
 	}
-	if flags&resvAnyNodes != 0 && len(r.Nodes) == 0 && r.BurstBuffer == "" && (r.Watts == 0 || r.Watts == noVal32) {
+	if flags&resvAnyNodes != 0 && len(r.Nodes) == 0 && r.BurstBuffer == "" && r.Licenses == "" && (r.Watts == 0 || r.Watts == noVal32) {
 		return "", resvErr(slurmerr.ESLURM_RESERVATION_INVALID)
 	}
 	if part != nil {
@@ -834,10 +835,8 @@ func (c *Controller) updateResv(d *msg.ReservationDesc) error {
 	if d.BurstBuffer.Valid {
 		r.BurstBuffer = d.BurstBuffer.Value
 	}
-	if d.Licenses.Valid && d.Licenses.Value != "" {
-		if err := c.resvLicenses(d.Licenses.Value); err != nil {
-			return err
-		}
+	if err := c.updateResvLicenses(&r, d); err != nil {
+		return err
 	}
 	if d.Features.Valid {
 		// Features= "" clears them; new features would need the nodes
@@ -947,7 +946,8 @@ func (c *Controller) updateResv(d *msg.ReservationDesc) error {
 	if c.jobOverlap(r.Start, r.Flags, r.Nodes, r.Name) {
 		return resvErr(slurmerr.ESLURM_NODES_BUSY)
 	}
-	if len(r.Nodes) == 0 && r.Flags&resvAnyNodes == 0 {
+	if len(r.Nodes) == 0 && (r.Flags&resvAnyNodes == 0 ||
+		r.Licenses == "" && r.BurstBuffer == "" && (r.Watts == 0 || r.Watts == noVal32)) {
 		return resvErr(slurmerr.ESLURM_RESERVATION_INVALID)
 	}
 	if skip {
@@ -1059,16 +1059,4 @@ func (c *Controller) resvChanged(now int64) {
 	c.resv.lastUpdate = now
 	c.resv.seq++
 	c.setResvNodeFlags(now)
-}
-
-// resvLicenses checks a reservation's Licenses= as license_validate
-// does (every name configured, no count above its total):
-// ESLURM_INVALID_LICENSES otherwise. A valid request is then refused
-// with ESLURM_NOT_SUPPORTED: the scheduler does not count licenses, so
-// a reservation could not hold any back from other jobs.
-func (c *Controller) resvLicenses(spec string) error {
-	if !c.validJobLicenses(spec) {
-		return resvErr(slurmerr.ESLURM_INVALID_LICENSES)
-	}
-	return resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
 }

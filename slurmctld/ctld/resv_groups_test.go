@@ -222,9 +222,9 @@ func TestResvFeatures(t *testing.T) {
 	}
 }
 
-// TestResvLicensesCoreCnt: Licenses= is checked as Slurm checks it, and
-// a valid one refused (the scheduler does not count licenses); CoreCnt=
-// is refused as with a select plugin that cannot reserve cores.
+// TestResvLicensesCoreCnt: Licenses= is checked as Slurm checks it
+// (resv_lic_test.go has the rest); CoreCnt= is refused as with a select
+// plugin that cannot reserve cores.
 func TestResvLicensesCoreCnt(t *testing.T) {
 	const now = 1_800_000_000
 	c, _ := newTestController(t, "Licenses=foo:4,bar\n")
@@ -235,8 +235,8 @@ func TestResvLicensesCoreCnt(t *testing.T) {
 		{"nope:1", slurmerr.ESLURM_INVALID_LICENSES},
 		{"foo:5", slurmerr.ESLURM_INVALID_LICENSES},
 		{"foo:bad", slurmerr.ESLURM_INVALID_LICENSES},
-		{"foo:2", slurmerr.ESLURM_NOT_SUPPORTED},
-		{"bar", slurmerr.ESLURM_NOT_SUPPORTED},
+		{"foo:2", 0},
+		{"bar", slurmerr.ESLURM_RESERVATION_OVERLAP}, // n1 is foo:2's
 	} {
 		b := resvDescT{nodes: "n1", users: "root", start: now, dur: 60}.body()
 		b.Licenses = msg.Str(tc.lic)

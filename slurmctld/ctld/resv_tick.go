@@ -248,8 +248,9 @@ func (c *Controller) jobReservations() []jobs.Reservation {
 		s, e := r.relTimes(now)
 		jr := jobs.Reservation{Name: r.Name, Start: s, End: e, Partition: r.Partition,
 			Maint: r.Flags&(resvMaint|resvAllNodes) != 0, TimeFloat: r.Flags&resvTimeFloat != 0,
-			Flex: r.Flags&resvFlex != 0, Magnetic: r.Flags&resvMagnetic != 0,
-			Users: slices.Clone(r.UIDs), UsersNot: r.UsersNot, Accounts: slices.Clone(r.AcctList), AccountsNot: r.AcctNot}
+			Flex: r.Flags&resvFlex != 0, Magnetic: r.Flags&resvMagnetic != 0, AnyNodes: r.Flags&resvAnyNodes != 0,
+			Users: slices.Clone(r.UIDs), UsersNot: r.UsersNot, Accounts: slices.Clone(r.AcctList), AccountsNot: r.AcctNot,
+			Licenses: resvLicenseList(r), Now: now}
 		for _, n := range r.Nodes {
 			if i, ok := idx[n]; ok {
 				jr.Nodes = append(jr.Nodes, i)

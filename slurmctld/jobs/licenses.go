@@ -34,6 +34,12 @@ type LicenseUse struct {
 	// keep: the jobs' parsed requests may be cached on them (the caller
 	// holds the controller's lock exclusively; see licenseCache).
 	keep bool
+	// holds are the reservations holding licenses back, as of now, with
+	// cl for the jobs' partitions (resv_lic.go; none unless made by
+	// clusterLicenses).
+	holds []licHold
+	now   int64
+	cl    *Cluster
 }
 
 // holdsLicenses: started and not through its completion yet. A requeued
@@ -143,9 +149,8 @@ const (
 	LicensesNeverRun                    // SLURM_ERROR: unknown name or more than configured
 )
 
-// Test is license_job_test for the current counts. Reservations cannot
-// hold licenses here (our reservations refuse Licenses=), so no count is
-// set aside for them.
+// Test is license_job_test for the current counts, now: what
+// reservations hold back for j's run is set aside (resv_lic.go).
 func (u *LicenseUse) Test(j *Job) LicenseTest {
 	req, ok := j.licenseRequest(u.keep)
 	if !ok {
@@ -161,6 +166,8 @@ func (u *LicenseUse) Test(j *Job) LicenseTest {
 		case r.Count > c.Total:
 			return LicensesNeverRun
 		case uint64(r.Count)+uint64(c.Used) > uint64(c.Total):
+			return LicensesBusy
+		case uint64(r.Count)+uint64(c.Used)+u.reservedFor(j, r.Name) > uint64(c.Total):
 			return LicensesBusy
 		}
 	}

@@ -13,7 +13,7 @@ func (m *Manager) licensePass(cl *Cluster, dry bool) *LicenseUse {
 	if !dry {
 		m.licBlocked = m.licBlocked[:0]
 	}
-	return m.licenseUsage(cl.Licenses, true)
+	return m.clusterLicenses(cl, true)
 }
 
 // licensesReady is the main scheduler's license test of a pending job

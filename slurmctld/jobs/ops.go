@@ -142,7 +142,7 @@ func (m *Manager) failImmediate(j *Job, now int64) {
 // manager's Config carries neither setting.
 func (m *Manager) immediateRefusal(j *Job, cl *Cluster, now int64, actions *[]Action) int {
 	if !m.independent(j, cl, now, actions) ||
-		j.Licenses != "" && m.licenseUsage(cl.Licenses, true).Test(j) != LicensesFree {
+		j.Licenses != "" && m.clusterLicenses(cl, true).Test(j) != LicensesFree {
 		return slurmerr.ESLURM_DEPENDENCY
 	}
 	if !m.topPriority(j, cl, now) {

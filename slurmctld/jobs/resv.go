@@ -3,6 +3,7 @@ package jobs
 import (
 	"slices"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
@@ -29,6 +30,9 @@ type Reservation struct {
 	// Magnetic (MAGNETIC): jobs naming no reservation that may use this
 	// one are tried in it first, and run in it when they start there.
 	Magnetic bool
+	// AnyNodes (ANY_NODES): its jobs may use any node (see
+	// sched.Reservation.AnyNodes).
+	AnyNodes bool
 
 	// Users (uids) and Accounts may use it; the Not forms (Users=-name)
 	// list who may not. Empty lists do not restrict.
@@ -37,6 +41,15 @@ type Reservation struct {
 	UsersNot    bool
 	Accounts    []string
 	AccountsNot bool
+
+	// Licenses are its Licenses= (repeated names summed): held back
+	// from the jobs that do not name it when their run would meet its
+	// window (resv_lic.go).
+	Licenses []conf.License
+	// Now is when the controller made this view of the reservation: the
+	// license test's present (the view is made for each pass, under the
+	// lock the pass holds).
+	Now int64
 }
 
 // reservation finds a reservation by name.
@@ -98,7 +111,8 @@ func (cl *Cluster) schedReservations() []sched.Reservation {
 	}
 	out := make([]sched.Reservation, 0, len(cl.Reservations))
 	for _, rv := range cl.Reservations {
-		sr := sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint, Flex: rv.Flex}
+		sr := sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint, Flex: rv.Flex,
+			AnyNodes: rv.AnyNodes}
 		if rv.Magnetic && !rv.TimeFloat {
 			sr.Magnetic = true
 			sr.Users, sr.UsersNot, sr.Accounts, sr.AccountsNot = rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot

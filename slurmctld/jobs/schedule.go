@@ -414,7 +414,7 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 // reason. It returns the launch actions.
 func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now int64) []Action {
 	var actions []Action
-	lic := m.LicenseUsage(cl.Licenses)
+	lic := m.clusterLicenses(cl, false)
 	gate := m.newArrayGate()
 	for _, st := range plan.Starts {
 		e, ok := ids[st.JobID]

@@ -29,6 +29,10 @@ type Reservation struct {
 	// Magnetic (MAGNETIC): jobs that name no reservation but may use
 	// this one are tried in it first.
 	Magnetic bool
+	// AnyNodes (ANY_NODES, scontrol's LICENSE_ONLY): its jobs may use
+	// any node no other reservation holds during their run; it may
+	// hold no nodes at all (only licenses).
+	AnyNodes bool
 	// Who may use it, for MAGNETIC (see ResvAccess).
 	Users       []uint32
 	UsersNot    bool
@@ -190,7 +194,7 @@ func (rv *Reservation) usableNow(now int64) bool {
 	if rv.Flex {
 		return true
 	}
-	return now >= rv.Start && now < rv.End && len(rv.Nodes) > 0
+	return now >= rv.Start && now < rv.End && (len(rv.Nodes) > 0 || rv.AnyNodes)
 }
 
 // startInReservation tries j now on rv's nodes in each of its partitions;
@@ -224,7 +228,11 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 		}
 		pl, ok := placement{}, false
 		if c.now >= rv.Start && c.now < rv.End {
-			pl, ok = try(mask)
+			if rv.AnyNodes {
+				pl, ok = try(c.flexMask(rv, c.now+r.duration))
+			} else {
+				pl, ok = try(mask)
+			}
 		}
 		if !ok && rv.Flex {
 			pl, ok = try(c.flexMask(rv, c.now+r.duration))
@@ -238,9 +246,9 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 	return Start{}, false
 }
 
-// flexMask is the nodes a FLEX reservation's job may use until end
-// (job_test_resv): every node, its reservation's included, that no
-// other reservation holds before end.
+// flexMask is the nodes a FLEX or ANY_NODES reservation's job may use
+// until end (job_test_resv): every node, its reservation's included,
+// that no other reservation holds before end.
 func (c *cluster) flexMask(rv *Reservation, end int64) *bitset.BitSet {
 	m := bitset.New(c.n)
 	m.FlipRange(0, c.n)
