@@ -213,6 +213,10 @@ type Job struct {
 
 	// lic is Licenses parsed (licenses.go); derived, so not saved.
 	lic licenseCache
+	// stepWaiters are the sruns told their step must wait for CPUs or
+	// memory, woken when a step ends (stepalloc.go); not saved, as Slurm
+	// keeps no pending step across a restart.
+	stepWaiters []stepWaiter
 }
 
 // ArrayInfo is the meta record's view of its pending tasks.
@@ -255,6 +259,9 @@ type Step struct {
 	// SusTime is the seconds the step spent suspended (its job's
 	// suspensions after it started): not charged to its time limit.
 	SusTime int64
+	// Alloc is what the step holds of its job's CPUs, cores and memory
+	// (stepalloc.go); nil for a step that holds nothing.
+	Alloc *StepAlloc `json:",omitempty"`
 }
 
 // Base is the job's base state.

@@ -47,42 +47,44 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	case j.Finished() || j.IsCompleting():
 		return nil, Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
 	}
-	var ranks []int // indexes into j.Nodes
+	nodes := len(j.Nodes) // the node count the step asks for
 	if nl := strOf(req.NodeList); nl != "" {
-		names, err := hostlist.Expand(nl)
-		if err != nil {
-			return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_NODE_NAME)
+		ranks, code := m.requestedRanks(j, nl)
+		if code != 0 {
+			return nil, Outcome{}, serr(code)
 		}
-		for _, n := range names {
-			k := indexOf(j.Nodes, n)
-			if k < 0 {
-				return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
-			}
-			ranks = append(ranks, k)
+		nodes = len(ranks)
+	} else if req.MinNodes != NoVal && req.MinNodes != 0 {
+		if int(req.MinNodes) > nodes {
+			return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
 		}
-	} else {
-		n := len(j.Nodes)
-		if req.MinNodes != NoVal && req.MinNodes != 0 {
-			if int(req.MinNodes) > n {
-				return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
-			}
-			n = int(req.MinNodes)
-		}
-		for k := 0; k < n; k++ {
-			ranks = append(ranks, k)
-		}
+		nodes = int(req.MinNodes)
 	}
-	tasks := uint32(len(ranks))
+	tasks := uint32(nodes)
 	if req.NumTasks != NoVal && req.NumTasks != 0 {
 		tasks = req.NumTasks
 	}
-	if tasks < uint32(len(ranks)) {
+	if tasks < uint32(nodes) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
 	if req.Flags&ssfOvercommit == 0 && req.CPUCount != NoVal && req.CPUCount > j.TotalCPUs {
 		// More CPUs than the whole job has (-n 4 -c 3 in a job that got
 		// 10 CPUs under CR_CPU): _pick_step_nodes finds no nodes enough.
 		return nil, Outcome{}, serr(slurmerr.ESLURM_TOO_MANY_REQUESTED_CPUS)
+	}
+	// CPUs, cores and memory the job's other steps hold are not this
+	// step's: with too few left it waits (srun retries when woken).
+	spec := m.specOf(j, cl, req, tasks)
+	use := m.use(j, cl)
+	ranks, code := m.pickStepNodes(j, cl, req, spec, use)
+	if code != 0 {
+		if code == slurmerr.ESLURM_NODES_BUSY {
+			j.addWaiter(req, now)
+		}
+		return nil, Outcome{}, serr(code)
+	}
+	if tasks < uint32(len(ranks)) {
+		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
 	st := &Step{ID: j.NextStepID, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
 		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
@@ -98,7 +100,6 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	for _, k := range ranks {
 		st.Nodes = append(st.Nodes, j.Nodes[k])
 		st.NodeIdx = append(st.NodeIdx, j.NodeIdx[k])
-		st.CPUs += j.NodeCPUs[k]
 		stepMem = append(stepMem, j.NodeMem[k])
 	}
 	st.Done = make([]bool, len(ranks))
@@ -131,10 +132,22 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		layout.TIDs = append(layout.TIDs, ids)
 	}
 
+	perNode := make([]uint32, len(ranks))
+	for k, ids := range layout.TIDs {
+		perNode[k] = uint32(len(ids))
+	}
+	st.Alloc = m.allocStep(j, cl, req, spec, use, ranks, perNode)
+	for _, c := range st.Alloc.CPUs {
+		st.CPUs += c
+	}
+	if cl.Config.MemoryConsumable {
+		stepMem = st.Alloc.Mem
+	}
+
 	body := m.credBody(j, cl, now)
 	body.StepID = jobcred.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}
 	body.StepHostlist = cns(layout.NodeList.Value)
-	body.StepCoreBitmap = m.stepCores(j, cl, ranks)
+	body.StepCoreBitmap = m.stepCoreBitmap(j, cl, st.Alloc)
 	body.JobMem = memGroups(j.NodeMem)
 	body.StepMem = memGroups(stepMem)
 	resp := &msg.StepCreateResponse{JobStepID: st.ID, Layout: layout, SelectJobinfo: m.cfg.Select,
@@ -224,34 +237,6 @@ func protoOr(v uint16) uint16 {
 	return v
 }
 
-func (m *Manager) stepCores(j *Job, cl *Cluster, ranks []int) *jobcred.Bitmap {
-	all := m.coreBitmap(j, cl, 0, len(j.Nodes))
-	if all == nil {
-		return nil
-	}
-	in := map[int]bool{}
-	for _, k := range ranks {
-		in[k] = true
-	}
-	step := jobcred.NewBitmap(uint32(all.Len()))
-	off := 0
-	for k, i := range j.NodeIdx {
-		n := 0
-		if i >= 0 && i < len(cl.Nodes) {
-			n = cl.Nodes[i].Cores()
-		}
-		if in[k] {
-			for b := off; b < off+n; b++ {
-				if all.Test(b) {
-					step.Set(b)
-				}
-			}
-		}
-		off += n
-	}
-	return step
-}
-
 func indexOf(l []string, s string) int {
 	for i, v := range l {
 		if v == s {
@@ -297,11 +282,15 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	for _, d := range st.Done {
 		all = all && d
 	}
+	var wake []Action
 	if all {
+		// Its CPUs, cores and memory are free again: waiting sruns try
+		// again.
 		j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)
+		wake = m.wakeWaiters(j, now)
 	}
 	m.touch(j, now)
-	return m.finish(nil)
+	return m.finish(wake)
 }
 
 // signalStep signals one step's tasks on its nodes (scancel ID.STEP), as

@@ -69,7 +69,11 @@ func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now i
 	if len(st.NodeIdx) > 0 && nodeCount > 0 {
 		si.NodeInx = msg.BitmapOf(nodeCount, st.NodeIdx...)
 	}
-	si.TresAllocStr = ns("cpu=" + itoa32(st.CPUs) + ",node=" + itoa32(uint32(len(st.Nodes))))
+	tres := "cpu=" + itoa32(st.CPUs)
+	if mem := st.allocMem(); mem != 0 { // step_set_alloc_tres
+		tres += ",mem=" + memStr(mem)
+	}
+	si.TresAllocStr = ns(tres + ",node=" + itoa32(uint32(len(st.Nodes))))
 	return si
 }
 
