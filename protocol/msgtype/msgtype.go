@@ -9,8 +9,10 @@ package msgtype
 //go:generate go run ../internal/tablegen -kind msgtype -in msgtypes_22.txt -out tables_22.go
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Type is a message type as carried in the u16 msg_type header field.
@@ -19,16 +21,26 @@ type Type uint16
 // String returns Slurm's name for t (REQUEST_PING), or the decimal number
 // when t is not a 22.05 message type.
 func (t Type) String() string {
-	if n, ok := names[t]; ok {
-		return n
+	if i, ok := find(t); ok {
+		return names[i].name
 	}
 	return strconv.Itoa(int(t))
 }
 
 // Known reports whether t is a message type of protocol 22.05.
 func (t Type) Known() bool {
-	_, ok := names[t]
+	_, ok := find(t)
 	return ok
+}
+
+type nameEntry struct {
+	t    Type
+	name string
+}
+
+// find returns the index of t in names.
+func find(t Type) (int, bool) {
+	return slices.BinarySearchFunc(names[:], t, func(e nameEntry, t Type) int { return cmp.Compare(e.t, t) })
 }
 
 // LogName returns exactly what Slurm 22.05's rpc_num2string prints for t,
@@ -47,24 +59,24 @@ func (t Type) LogName() string {
 
 // Lookup returns the type with Slurm's name name.
 func Lookup(name string) (Type, bool) {
-	t, ok := byName[name]
+	t, ok := byName()[name]
 	return t, ok
 }
 
 // All returns every 22.05 message type, in numeric order.
 func All() []Type {
 	out := make([]Type, 0, len(names))
-	for t := range names {
-		out = append(out, t)
+	for _, e := range names {
+		out = append(out, e.t)
 	}
-	slices.Sort(out)
 	return out
 }
 
-var byName = func() map[string]Type {
+// byName is built on the first Lookup: daemons never call it.
+var byName = sync.OnceValue(func() map[string]Type {
 	m := make(map[string]Type, len(names))
-	for t, n := range names {
-		m[n] = t
+	for _, e := range names {
+		m[e.name] = e.t
 	}
 	return m
-}()
+})

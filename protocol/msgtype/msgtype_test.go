@@ -77,3 +77,16 @@ func TestTableMatchesSource(t *testing.T) {
 		t.Errorf("%d lines, %d table entries", len(lines), len(names))
 	}
 }
+
+// String and Known search names by binary search: it must be sorted by
+// number, with every number once, and every name must find its number back.
+func TestTableSorted(t *testing.T) {
+	for i, e := range names {
+		if i > 0 && names[i-1].t >= e.t {
+			t.Errorf("names[%d] %s=%d is not after %s=%d", i, e.name, e.t, names[i-1].name, names[i-1].t)
+		}
+		if e.t.String() != e.name || !e.t.Known() {
+			t.Errorf("%d: String %q Known %v, want %q", e.t, e.t.String(), e.t.Known(), e.name)
+		}
+	}
+}

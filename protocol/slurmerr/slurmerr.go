@@ -13,12 +13,16 @@ package slurmerr
 //go:generate go run ../internal/tablegen -kind slurmerr -in errno_22.txt -messages messages_22.tsv -out tables_22.go
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
 type info struct {
+	code   int
 	name   string
 	msg    string
 	hasMsg bool
@@ -50,7 +54,7 @@ func (e Error) Name() string { return Name(e.Code) }
 
 // Name returns the symbolic name of code, or the number when it has none.
 func Name(code int) string {
-	if i, ok := table[code]; ok {
+	if i, ok := find(code); ok {
 		return i.name
 	}
 	return strconv.Itoa(code)
@@ -58,7 +62,7 @@ func Name(code int) string {
 
 // Lookup returns the code with Slurm's symbolic name name.
 func Lookup(name string) (int, bool) {
-	c, ok := byName[name]
+	c, ok := byName()[name]
 	return c, ok
 }
 
@@ -67,7 +71,7 @@ func Lookup(name string) (int, bool) {
 // "Unknown error N" when the C library does not know the code either);
 // for other negative codes "Unknown negative error number".
 func Message(code int) string {
-	if i, ok := table[code]; ok && i.hasMsg {
+	if i, ok := find(code); ok && i.hasMsg {
 		return i.msg
 	}
 	if code > 0 {
@@ -118,10 +122,20 @@ func strerror(code int) string {
 	return "Unknown error " + strconv.Itoa(code)
 }
 
-var byName = func() map[string]int {
+// find returns the table entry of code.
+func find(code int) (*info, bool) {
+	k, ok := slices.BinarySearchFunc(table[:], code, func(i info, code int) int { return cmp.Compare(i.code, code) })
+	if !ok {
+		return nil, false
+	}
+	return &table[k], true
+}
+
+// byName is built on the first Lookup: daemons never call it.
+var byName = sync.OnceValue(func() map[string]int {
 	m := make(map[string]int, len(table))
-	for c, i := range table {
-		m[i.name] = c
+	for _, i := range table {
+		m[i.name] = i.code
 	}
 	return m
-}()
+})

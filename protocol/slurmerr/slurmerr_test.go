@@ -90,3 +90,19 @@ func TestTableMatchesSource(t *testing.T) {
 		}
 	}
 }
+
+// Name and Message search table by binary search: it must be sorted by
+// code, with every code once.
+func TestTableSorted(t *testing.T) {
+	for i, e := range table {
+		if i > 0 && table[i-1].code >= e.code {
+			t.Errorf("table[%d] %s=%d is not after %s=%d", i, e.name, e.code, table[i-1].name, table[i-1].code)
+		}
+		if Name(e.code) != e.name {
+			t.Errorf("Name(%d) = %q, want %q", e.code, Name(e.code), e.name)
+		}
+		if c, ok := Lookup(e.name); !ok || c != e.code {
+			t.Errorf("Lookup(%q) = %d %v, want %d", e.name, c, ok, e.code)
+		}
+	}
+}

@@ -17,12 +17,13 @@ const memDumpEnv = "GOSLURM_PERF_MEMDUMP"
 
 // MemProfileRate is the heap sampling rate slurmctld sets at start: off,
 // unless StartMemDump will write profiles (then the runtime's default, or
-// GOSLURM_PERF_MEMDUMP_RATE bytes for a finer profile).
+// GOSLURM_PERF_MEMDUMP_RATE bytes for a finer profile; 0 for the memory
+// figures alone, without the sampling's own memory).
 func MemProfileRate() int {
 	if os.Getenv(memDumpEnv) == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(os.Getenv(memDumpEnv + "_RATE")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv(memDumpEnv + "_RATE")); err == nil && n >= 0 {
 		return n
 	}
 	return runtime.MemProfileRate
@@ -49,9 +50,12 @@ func StartMemDump() {
 }
 
 func writeMemDump(dir string, n int) {
-	if f, err := os.Create(filepath.Join(dir, "heap-"+strconv.Itoa(n)+".pprof")); err == nil {
-		_ = pprof.Lookup("heap").WriteTo(f, 0)
-		_ = f.Close()
+	// With sampling off there is no profile to write: the figures only.
+	if runtime.MemProfileRate > 0 {
+		if f, err := os.Create(filepath.Join(dir, "heap-"+strconv.Itoa(n)+".pprof")); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			_ = f.Close()
+		}
 	}
 	f, err := os.Create(filepath.Join(dir, "mem-"+strconv.Itoa(n)+".txt"))
 	if err != nil {

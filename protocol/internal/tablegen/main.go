@@ -130,9 +130,12 @@ func genMsgType(es []entry) []byte {
 	for _, e := range es {
 		fmt.Fprintf(&b, "\t%s Type = %d\n", e.name, e.num)
 	}
-	b.WriteString(")\n\nvar names = map[Type]string{\n")
+	// A sorted array of constants: the compiler lays it out in read-only
+	// data, with no init code and nothing on the heap (a map literal is
+	// built at start-up in every program that links the package).
+	b.WriteString(")\n\n// names is sorted by number.\nvar names = [...]nameEntry{\n")
 	for _, e := range es {
-		fmt.Fprintf(&b, "\t%s: %q,\n", e.name, e.name)
+		fmt.Fprintf(&b, "\t{%s, %q},\n", e.name, e.name)
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
@@ -147,9 +150,9 @@ func genErrno(es []entry) []byte {
 	for _, e := range es {
 		fmt.Fprintf(&b, "\t%s = %d\n", e.name, e.num)
 	}
-	b.WriteString(")\n\nvar table = map[int]info{\n")
+	b.WriteString(")\n\n// table is sorted by code.\nvar table = [...]info{\n")
 	for _, e := range es {
-		fmt.Fprintf(&b, "\t%s: {name: %q, msg: %q, hasMsg: %v},\n", e.name, e.name, e.msg, e.has)
+		fmt.Fprintf(&b, "\t{code: %s, name: %q, msg: %q, hasMsg: %v},\n", e.name, e.name, e.msg, e.has)
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
