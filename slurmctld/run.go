@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -276,19 +277,15 @@ func becomeSlurmUser(cfg *ctld.Config) error {
 	return nil
 }
 
+// primaryGID is SlurmUser's group, from the user database through NSS
+// (an LDAP or sssd SlurmUser has no /etc/passwd line).
 func primaryGID(uid uint32) (uint32, error) {
-	data, err := os.ReadFile("/etc/passwd")
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("no passwd entry for uid %d: %w", uid, err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) > 3 && f[2] == strconv.Itoa(int(uid)) {
-			g, err := strconv.ParseUint(f[3], 10, 32)
-			return uint32(g), err
-		}
-	}
-	return 0, fmt.Errorf("no passwd entry for uid %d", uid)
+	g, err := strconv.ParseUint(u.Gid, 10, 32)
+	return uint32(g), err
 }
 
 // daemonize re-executes slurmctld detached and returns at once.
