@@ -57,7 +57,10 @@ func BenchmarkCtldCompare(b *testing.B) {
 	}
 	real := ctldharness.RealSbin(b, "slurmctld")
 	c := ctldharness.New(b, ctldharness.Options{
-		Nodes: 4, CPUs: 4, RealMemory: 4000,
+		// GOSLURM_CTLDBENCH_LOCALMUNGE=1: our controller uses the
+		// in-process MUNGE codec (GOSLURM_MUNGE_KEY); real's asks munged.
+		LocalMunge: os.Getenv("GOSLURM_CTLDBENCH_LOCALMUNGE") == "1",
+		Nodes:      4, CPUs: 4, RealMemory: 4000,
 		ExtraConf: []string{
 			"MaxJobCount=" + strconv.Itoa(big+ctldShortJobs+1000),
 			"DefMemPerCPU=100",

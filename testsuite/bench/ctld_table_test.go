@@ -19,7 +19,11 @@ func ctldTable(real, ours *ctldResult, small, big int) string {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "slurmctld comparison, %s, %d CPUs, load %s", time.Now().UTC().Format(time.RFC3339),
 		runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Fprintf(&b, "\n4 real slurmd 22.05 (slurmd -N, 4 CPUs each), real 22.05 commands, same slurm.conf\n\n")
+	fmt.Fprintf(&b, "\n4 real slurmd 22.05 (slurmd -N, 4 CPUs each), real 22.05 commands, same slurm.conf")
+	if os.Getenv("GOSLURM_CTLDBENCH_LOCALMUNGE") == "1" {
+		b.WriteString("; goslurm's controller with the in-process MUNGE codec")
+	}
+	b.WriteString("\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "metric\treal 22.05\tgoslurm\tgoslurm/real\t\n")
 	dur := func(name string, r, o time.Duration) {
