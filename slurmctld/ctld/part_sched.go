@@ -73,6 +73,12 @@ func (c *Controller) schedPartitions(lookup sched.GroupLookup) ([]sched.Partitio
 		}
 		sp.DisableRootJobs = p.Flags&msg.PartFlagNoRoot != 0
 		sp.AllocNodes = p.Conf.AllocNodes
+		if sp.AllowGIDs != nil {
+			// Through the group cache, refreshed as slurmctld's
+			// allow_uids (groups.go): never nil, so that the
+			// members decide.
+			sp.AllowUIDs = GroupMembers(strings.Join(sp.AllowGroups, ","))
+		}
 		out[i] = sp
 	}
 	return out, nil

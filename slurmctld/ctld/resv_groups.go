@@ -1,116 +1,31 @@
 package ctld
 
 import (
-	"bufio"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
 // Groups= of reservations (get_groups_members of slurmctld/groups.c):
-// the users who may use the reservation are the members of the groups.
-// Only the files are read: a group database served by another NSS
-// source (LDAP, sssd) is not enumerated, so its members are not found.
+// the users who may use the reservation are the members of the groups,
+// read through the controller's group cache (groups.go).
 
-// groupFile and passwdFile are the databases read; tests point them at
-// their own files.
-var (
-	groupFile  = "/etc/group"
-	passwdFile = "/etc/passwd"
-)
+// groupFile is the file whose modification time tells the periodic
+// refresh that the groups changed (get_group_tlm stats it even where
+// the groups come from another NSS source); tests point it elsewhere.
+var groupFile = "/etc/group"
 
-// dbRecords reads a colon-separated database file; a missing file has
-// no records.
-func dbRecords(path string) [][]string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		out = append(out, strings.Split(line, ":"))
-	}
-	return out
-}
-
-// groupMembers is get_groups_members: the uids of the members of every
-// group in the comma list (listed members of each group entry with the
-// group's gid, and users whose primary group it is), without root,
-// largest first, each once. A group that does not exist adds nobody;
-// nobody at all is an error, ESLURM_GROUP_ID_MISSING.
+// groupMembers is get_groups_members for a reservation: nobody at all is
+// an error, ESLURM_GROUP_ID_MISSING.
 func groupMembers(groups string) ([]uint32, error) {
-	grp := dbRecords(groupFile)
-	pw := dbRecords(passwdFile)
-	var uids []uint32
-	for _, name := range strings.Split(groups, ",") {
-		if name == "" {
-			continue
-		}
-		uids = append(uids, oneGroup(name, grp, pw)...)
-	}
-	// The C list ends at its first 0: a root entry (from the primary
-	// group scan, which does not skip it) cuts off what follows.
-	if i := slices.Index(uids, 0); i >= 0 {
-		uids = uids[:i]
-	}
-	slices.SortFunc(uids, func(a, b uint32) int {
-		switch {
-		case a > b:
-			return -1
-		case a < b:
-			return 1
-		}
-		return 0
-	})
-	uids = slices.Compact(uids)
+	uids := sysGroups.membersOf(groups)
 	if len(uids) == 0 {
 		return nil, resvErr(slurmerr.ESLURM_GROUP_ID_MISSING)
 	}
-	return uids, nil
-}
-
-func oneGroup(name string, grp, pw [][]string) []uint32 {
-	gid := ""
-	for _, g := range grp {
-		if len(g) >= 3 && g[0] == name {
-			gid = g[2]
-			break
-		}
-	}
-	if gid == "" {
-		return nil
-	}
-	var uids []uint32
-	members := func(list string) {
-		for _, m := range strings.Split(list, ",") {
-			if uid, ok := resvUID(m); ok && uid != 0 {
-				uids = append(uids, uid)
-			}
-		}
-	}
-	for _, g := range grp {
-		if len(g) >= 4 && g[2] == gid {
-			members(g[3])
-		}
-	}
-	for _, p := range pw {
-		if len(p) >= 4 && p[3] == gid {
-			if uid, err := strconv.ParseUint(p[2], 10, 32); err == nil {
-				uids = append(uids, uint32(uid))
-			}
-		}
-	}
-	return uids
+	// The reservation's list is its own (Users= updates change it).
+	return slices.Clone(uids), nil
 }
 
 // setGroups installs a Groups= list on r: the users who may use it are
@@ -160,19 +75,19 @@ func updateGroups(cur, expr string) (string, error) {
 	return groups, nil
 }
 
-// resvGroupRefresh is reservation_update_groups, every GroupUpdateTime
-// seconds: the members of Groups= reservations are read again (with
-// GroupUpdateForce=0 only when the group file changed). A group that
-// has lost every member keeps its old list here, where Slurm would
-// empty it and so open the reservation to everybody. It reports
-// whether a list changed. Called under the write lock.
+// resvGroupRefresh is the group part of slurmctld's periodic work, every
+// GroupUpdateTime seconds: with GroupUpdateForce=1, or when the group
+// file changed, the group cache is emptied (load_part_uid_allow_list)
+// and the members of Groups= reservations are read again
+// (reservation_update_groups). A reconfigure empties the cache too, as
+// read_slurm_conf's forced reload does. A group that has lost every
+// member keeps its old list here, where Slurm would empty it and so open
+// the reservation to everybody. It reports whether a list changed.
+// Called under the write lock.
 func (c *Controller) resvGroupRefresh(now int64) bool {
-	some := false
-	for _, r := range c.resv.list {
-		some = some || r.Groups != ""
-	}
+	sysGroups.configured(c.cfg)
 	period := int64(c.cfg.Conf.GroupUpdateTime)
-	if !some || period == 0 || now-c.resv.groupCheck < period {
+	if period == 0 || now-c.resv.groupCheck < period {
 		return false
 	}
 	c.resv.groupCheck = now
@@ -184,6 +99,7 @@ func (c *Controller) resvGroupRefresh(now int64) bool {
 		return false
 	}
 	c.resv.groupMtime = mtime
+	sysGroups.clear()
 	changed := false
 	for _, r := range c.resv.list {
 		if r.Groups == "" {

@@ -14,8 +14,8 @@ import (
 	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
-// withGroupFiles points the group and passwd databases at test files
-// (members named in them must exist on the host: daemon, bin, sys).
+// withGroupFiles points the group cache at a database of test files
+// (and the refresh's group file at the test group file).
 func withGroupFiles(t *testing.T, group, passwd string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -25,9 +25,13 @@ func withGroupFiles(t *testing.T, group, passwd string) {
 			t.Fatal(err)
 		}
 	}
-	og, op := groupFile, passwdFile
-	groupFile, passwdFile = g, p
-	t.Cleanup(func() { groupFile, passwdFile = og, op })
+	og, odb := groupFile, sysGroups.db
+	groupFile = g
+	sysGroups.setDB(filesGroupDB{groupPath: g, passwdPath: p})
+	t.Cleanup(func() {
+		groupFile = og
+		sysGroups.setDB(odb)
+	})
 }
 
 const testGroups = `root:x:0:
@@ -56,6 +60,9 @@ func TestGroupMembers(t *testing.T) {
 		{"staff", []uint32{3, 2, 1}, 0},
 		{"prim", []uint32{4242}, 0},
 		{"prim,staff,nope", []uint32{4242, 3, 2, 1}, 0},
+		// root's list ends at once, the next group's members follow.
+		{"root,staff", []uint32{3, 2, 1}, 0},
+		{"staff,root", []uint32{3, 2, 1}, 0},
 		{"empty", nil, slurmerr.ESLURM_GROUP_ID_MISSING},
 		{"nope", nil, slurmerr.ESLURM_GROUP_ID_MISSING},
 		// root's primary group: the root entry ends the list.

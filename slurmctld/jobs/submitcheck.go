@@ -343,10 +343,15 @@ func subset(idx, of []int) bool {
 }
 
 // inGroups: root and SlurmUser pass every AllowGroups (validate_group);
-// otherwise the user's primary or a supplementary group must be listed.
+// otherwise the user must be a member of a listed group (AllowUIDs) or
+// have one as primary group; without a member list, the user's primary
+// or a supplementary group must be listed.
 func (m *Manager) inGroups(p *sched.Partition, uid, gid uint32, groups []uint32) bool {
 	if m.privileged(uid) {
 		return true
+	}
+	if p.AllowUIDs != nil {
+		return slices.Contains(p.AllowUIDs, uid) || slices.Contains(p.AllowGIDs, gid)
 	}
 	for _, g := range p.AllowGIDs {
 		if g == gid {

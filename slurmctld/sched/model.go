@@ -132,9 +132,14 @@ type Partition struct {
 
 	// Access. Empty lists mean everybody. AllowGIDs is AllowGroups with
 	// names resolved by the caller (the package cannot read the group
-	// database); AllowGroups keeps the names for messages.
+	// database); AllowGroups keeps the names for messages. AllowUIDs,
+	// when the caller fills it (non-nil), is the groups' members as
+	// slurmctld's allow_uids (get_groups_members): a user passes when
+	// listed or when the primary group is allowed (validate_group);
+	// nil falls back to the job's supplementary groups.
 	AllowGroups   []string
 	AllowGIDs     []uint32
+	AllowUIDs     []uint32
 	AllowAccounts []string
 	DenyAccounts  []string
 	RootOnly      bool

@@ -102,9 +102,11 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 		return nil, ReasonPartConfig
 	}
 	if p.AllowGIDs != nil && j.UserID != 0 {
-		ok := slices.Contains(p.AllowGIDs, j.GroupID)
-		for _, g := range j.Groups {
-			ok = ok || slices.Contains(p.AllowGIDs, g)
+		ok := slices.Contains(p.AllowGIDs, j.GroupID) || slices.Contains(p.AllowUIDs, j.UserID)
+		if p.AllowUIDs == nil {
+			for _, g := range j.Groups {
+				ok = ok || slices.Contains(p.AllowGIDs, g)
+			}
 		}
 		if !ok {
 			return nil, ReasonPartConfig
