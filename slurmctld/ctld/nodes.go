@@ -353,3 +353,25 @@ func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
 	maxTRES := c.cfg.Conf != nil && c.cfg.Conf.PriorityFlagBits&conf.PriorityMaxTRES != 0
 	rec.SelectNodeInfo.TresAllocWeighted = msg.PackDouble(n.allocWeighted(maxTRES))
 }
+
+// allocCPUs is the CPUAlloc the node reports for what its jobs hold
+// (select_p_select_nodeinfo_set_all): the cores of the jobs' core
+// bitmaps, at most the cores not specialized, counted whole, each as its
+// threads where the node's CPUs are threads. Under CR_CPU a job of one
+// task holds one CPU but the node shows its core's two threads taken.
+// cpus is the jobs' CPUs, cores the distinct cores their bitmaps hold,
+// loose the CPUs of jobs without a core list (counted as they are).
+func (n *Node) allocCPUs(cpus, cores, loose uint32) uint16 {
+	if cores == 0 {
+		return uint16(min(cpus, 0xffff))
+	}
+	total := uint32(max(n.Sockets, 1)) * uint32(max(n.Cores, 1))
+	if efctv := total - min(uint32(n.CoreSpecCnt), total); cores > efctv {
+		cores = efctv
+	}
+	alloc := cores
+	if total < uint32(n.CPUs) {
+		alloc *= uint32(max(n.Threads, 1))
+	}
+	return uint16(min(alloc+loose, 0xffff))
+}

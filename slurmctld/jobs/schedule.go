@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/goslurm/goslurm/hostlist"
@@ -16,10 +17,15 @@ const maxTasksPerPass = 128
 // Usage is what the jobs hold on one node (the controller's Node.AllocCPUs,
 // AllocMem, RunJobs, CompletingJobs).
 type Usage struct {
-	CPUs           uint32
-	MemMB          uint64
-	RunJobs        int
-	CompletingJobs int
+	CPUs uint32
+	// Cores is how many distinct cores the jobs' core bitmaps hold, and
+	// LooseCPUs the CPUs of jobs without a core list: the node reports
+	// whole cores allocated (cons_tres counts its core bitmap), which
+	// CPUs alone does not tell under CR_CPU.
+	Cores, LooseCPUs uint32
+	MemMB            uint64
+	RunJobs          int
+	CompletingJobs   int
 }
 
 // NodeUsage returns the usage of every node of an n-node table, as
@@ -53,7 +59,15 @@ func (m *Manager) NodeUsage(n int) []Usage {
 			u[i].MemMB += j.NodeMem[k]
 			if cores {
 				u[i].CPUs += newCPUs(&held[i], j, k)
+				if k >= len(j.NodeCores) || len(j.NodeCores[k]) == 0 {
+					u[i].LooseCPUs += j.NodeCPUs[k]
+				}
 			}
+		}
+	}
+	for i := range u {
+		for _, w := range held[i] {
+			u[i].Cores += uint32(bits.OnesCount64(w))
 		}
 	}
 	return u

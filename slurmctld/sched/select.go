@@ -132,11 +132,40 @@ func (c *cluster) placeFrom(r *request, cands, caps []int, lo int) (placement, b
 		c.pbRest = make([]int, r.tasks)
 	}
 	chosen := c.pbRest[:0]
+	if max(r.minN, r.wantN) <= 1 {
+		hi := lo + 1
+		for hi < len(cands) && cands[hi] == cands[hi-1]+1 {
+			hi++
+		}
+		if p := bestSingle(caps, lo, hi, r.tasks); p >= 0 {
+			return distribute(r, cands, caps, append(chosen, p))
+		}
+	}
 	for p, got := bestLo, 0; got < r.tasks; p++ {
 		chosen = append(chosen, p)
 		got += caps[p]
 	}
 	return distribute(r, cands, caps, chosen)
+}
+
+// bestSingle is cons_tres's best fit for a request that needs one node
+// more at most, with no required node: in the block of candidate
+// positions [lo, hi) the node whose capacity holds all the tasks with
+// the least to spare (the first of equals), so that a job fitting on one
+// node is not spread from the block's start over a partly used node and
+// the next. -1 when no node holds them alone.
+func bestSingle(caps []int, lo, hi, tasks int) int {
+	best := -1
+	for p := lo; p < hi && p < len(caps); p++ {
+		if caps[p] < tasks || (best >= 0 && caps[p] >= caps[best]) {
+			continue
+		}
+		best = p
+		if caps[p] == tasks {
+			break
+		}
+	}
+	return best
 }
 
 // placeBlocks is placeOnce's general case.
@@ -244,6 +273,12 @@ func (c *cluster) placeBlocks(r *request, cands, caps []int, pre []int) (placeme
 					}
 				}
 				if best >= 0 {
+					if have == 0 && max(r.minN, r.wantN) <= 1 {
+						if p := bestSingle(caps, runs[best].lo, runs[best].hi, r.tasks); p >= 0 {
+							pick(p)
+							break
+						}
+					}
 					for p := runs[best].lo; p < runs[best].lo+bestK; p++ {
 						pick(p)
 					}

@@ -1,0 +1,30 @@
+package ctld
+
+import "testing"
+
+// TestNodeAllocCPUs: the node reports whole cores allocated, each as its
+// threads, as cons_tres does (CR_CPU: a one-task job shows two CPUs on
+// a node of two-thread cores).
+func TestNodeAllocCPUs(t *testing.T) {
+	smt := &Node{CPUs: 4, Sockets: 1, Cores: 2, Threads: 2}
+	flat := &Node{CPUs: 4, Sockets: 1, Cores: 4, Threads: 1}
+	spec := &Node{CPUs: 4, Sockets: 1, Cores: 2, Threads: 2, CoreSpecCnt: 1}
+	for _, tc := range []struct {
+		name               string
+		n                  *Node
+		cpus, cores, loose uint32
+		want               uint16
+	}{
+		{"one thread of a core", smt, 1, 1, 0, 2},
+		{"three threads of two cores", smt, 3, 2, 0, 4},
+		{"no core list", smt, 3, 0, 3, 3},
+		{"cores and a job without a list", smt, 2, 1, 1, 3},
+		{"no threads", flat, 3, 3, 0, 3},
+		{"specialized core not counted", spec, 4, 2, 0, 2},
+		{"nothing", smt, 0, 0, 0, 0},
+	} {
+		if got := tc.n.allocCPUs(tc.cpus, tc.cores, tc.loose); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
