@@ -8,7 +8,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -76,7 +75,7 @@ func lookupUser(uid uint32) (jobs.User, bool) {
 	if g, err := strconv.ParseUint(u.Gid, 10, 32); err == nil {
 		out.GID = uint32(g)
 	}
-	out.Shell = loginShell(u.Username)
+	out.Shell = ctld.LoginShell(u.Username)
 	if ids, err := u.GroupIds(); err == nil {
 		for _, s := range ids {
 			if g, err := strconv.ParseUint(s, 10, 32); err == nil {
@@ -85,22 +84,6 @@ func lookupUser(uid uint32) (jobs.User, bool) {
 		}
 	}
 	return out, true
-}
-
-// loginShell reads the user's shell from /etc/passwd (os/user does not
-// expose it).
-func loginShell(name string) string {
-	data, err := os.ReadFile("/etc/passwd")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) == 7 && f[0] == name {
-			return f[6]
-		}
-	}
-	return ""
 }
 
 func lookupGroup(name string) (uint32, bool) {

@@ -105,3 +105,13 @@ func (db filesGroupDB) uid(name string) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// filesShell is the shell field of name's line in a passwd file.
+func filesShell(path, name string) string {
+	for _, f := range records(path) {
+		if len(f) == 7 && f[0] == name {
+			return f[6]
+		}
+	}
+	return ""
+}

@@ -7,3 +7,6 @@ package ctld
 func systemGroupDB() groupDB {
 	return filesGroupDB{groupPath: "/etc/group", passwdPath: "/etc/passwd"}
 }
+
+// LoginShell is the user's login shell from /etc/passwd.
+func LoginShell(name string) string { return filesShell("/etc/passwd", name) }

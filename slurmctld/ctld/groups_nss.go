@@ -132,3 +132,24 @@ func (nssGroupDB) eachUser(fn func(uid, gid uint32)) {
 
 // uid goes through os/user, which asks NSS too (getpwnam_r, getpwuid_r).
 func (nssGroupDB) uid(name string) (uint32, bool) { return resvUID(name) }
+
+// LoginShell is the user's login shell from the passwd database through
+// NSS (getpwnam_r; os/user does not expose it), "" when there is none.
+func LoginShell(name string) string {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	buf := newCbuf()
+	defer buf.free()
+	var p C.struct_passwd
+	var res *C.struct_passwd
+	for {
+		rc := C.getpwnam_r(cname, &p, buf.p, buf.n, &res)
+		if syscall.Errno(rc) == syscall.ERANGE && buf.grow() {
+			continue
+		}
+		if rc != 0 || res == nil || p.pw_shell == nil {
+			return ""
+		}
+		return C.GoString(p.pw_shell)
+	}
+}

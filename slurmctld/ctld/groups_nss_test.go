@@ -110,3 +110,22 @@ func TestNSSGroupDB(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginShell compares LoginShell with getent passwd's shell field,
+// and the files reader with it too (here NSS serves the files).
+func TestLoginShell(t *testing.T) {
+	for _, u := range getent(t, "passwd") {
+		if len(u) != 7 {
+			continue
+		}
+		if got := LoginShell(u[0]); got != u[6] {
+			t.Errorf("LoginShell(%s) = %q, getent says %q", u[0], got, u[6])
+		}
+		if got := filesShell("/etc/passwd", u[0]); got != u[6] {
+			t.Errorf("filesShell(%s) = %q, getent says %q", u[0], got, u[6])
+		}
+	}
+	if got := LoginShell("no-such-user-h10"); got != "" {
+		t.Errorf("unknown user: shell %q", got)
+	}
+}
