@@ -46,7 +46,19 @@ func localMunge(cfg *ctld.Config, getenv func(string) string) (munge.Codec, erro
 			return nil, fmt.Errorf("%s: SlurmUser's group: %w", MungeKeyEnv, err)
 		}
 	}
-	lc := munge.LocalConfig{Identity: &munge.LocalIdentity{UID: cfg.SlurmUID, GID: gid}}
+	// NotBefore: the replay cache starts empty at each start, so the
+	// credentials of before it (which the previous controller may have
+	// decoded) are refused; Slurm's clients sign every send afresh.
+	// MaxTTL: credentials live as long as AuthInfo's ttl (munged's default
+	// 300 s when unset), not munged's one-hour maximum, which bounds both
+	// what a captured frame is worth and the replay cache.
+	lc := munge.LocalConfig{Identity: &munge.LocalIdentity{UID: cfg.SlurmUID, GID: gid},
+		NotBefore: time.Now(), MaxTTL: munge.DefaultTTL}
+	if v, ok := cfg.Conf.AuthInfo.Get("ttl"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			lc.MaxTTL = time.Duration(n) * time.Second
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	// munged stamps its host's address; without one it stamps 0.0.0.0, as

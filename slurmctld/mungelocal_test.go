@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/munge"
 	"github.com/goslurm/goslurm/slurmctld/ctld"
 )
@@ -31,7 +34,7 @@ func TestLocalMunge(t *testing.T) {
 		}
 	}
 	uid := uint32(os.Geteuid())
-	cfg := &ctld.Config{SlurmUID: uid}
+	cfg := &ctld.Config{SlurmUID: uid, Conf: &conf.Config{}}
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			if k == MungeKeyEnv {
@@ -71,5 +74,23 @@ func TestLocalMunge(t *testing.T) {
 	}
 	if d.UID != uid || string(d.Payload) != "payload" {
 		t.Errorf("decoded uid %d payload %q, want %d %q", d.UID, d.Payload, uid, "payload")
+	}
+
+	// A credential of an hour lives 300 s here (AuthInfo has no ttl), and
+	// one made before the codec was (a previous controller's) is refused
+	// as replayed.
+	long, err := peer.Encode(ctx, nil, munge.WithTTL(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.Decode(ctx, long); err != nil || d.TTL != munge.DefaultTTL {
+		t.Errorf("an hour's credential: %v, TTL %v; want %v", err, d.TTL, munge.DefaultTTL)
+	}
+	old, err := peer.EncodeAt(nil, 0, 0, 0, time.Now().Add(-10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Decode(ctx, old); !errors.Is(err, munge.ErrCredReplayed) {
+		t.Errorf("a credential from before the start: %v, want replayed", err)
 	}
 }

@@ -89,6 +89,12 @@ type LocalConfig struct {
 	DefaultTTL, MaxTTL time.Duration
 	// ReplayLimit bounds the replay cache (0 = DefaultReplayLimit entries).
 	ReplayLimit int
+	// NotBefore: credentials encoded before it (whole seconds) count as
+	// replayed. The replay cache starts empty, so a process that takes
+	// over from another (a restarted controller) cannot know which of the
+	// credentials still valid were decoded before; munged's cache, which
+	// survives the controller's restarts, never had that gap.
+	NotBefore time.Time
 	// Now is the clock for Encode and Decode; nil means time.Now.
 	// EncodeAt and DecodeAt take the time as an argument instead.
 	Now func() time.Time
@@ -110,19 +116,22 @@ type LocalConfig struct {
 // with bzip2 EMUNGE_BAD_ZIP (see local_crypto.go); a credential with a
 // security realm is EMUNGE_BAD_REALM (munged 0.5.15 ignores realms; Slurm
 // never sets one); trailing bytes after the data are EMUNGE_BAD_CRED; a full
-// replay cache is EMUNGE_NO_MEMORY. munged's allowance for a replay on a
-// retried request has no counterpart: there is no request to retry. Use
-// NewLocal; the zero Local is not usable.
+// replay cache forgets the credentials that expire first and refuses as
+// replayed every credential expiring no later (see replayCache.insert),
+// and credentials encoded before LocalConfig.NotBefore count as replayed.
+// munged's allowance for a replay on a retried request has no counterpart:
+// there is no request to retry. Use NewLocal; the zero Local is not usable.
 type Local struct {
-	key      *hmacPool // MAC subkey
-	dek      *hmacPool // cipher subkey
-	ident    LocalIdentity
-	origin   [4]byte
-	defTTL   uint32
-	maxTTL   uint32
-	now      func() time.Time
-	replay   *replayCache
-	maxInner int
+	key       *hmacPool // MAC subkey
+	dek       *hmacPool // cipher subkey
+	ident     LocalIdentity
+	origin    [4]byte
+	defTTL    uint32
+	maxTTL    uint32
+	now       func() time.Time
+	replay    *replayCache
+	notBefore int64 // Unix seconds; 0: none
+	maxInner  int
 }
 
 // NewLocal returns an in-process codec for key.
@@ -137,6 +146,12 @@ func NewLocal(key *Key, cfg LocalConfig) (*Local, error) {
 		maxTTL: uint32(DefaultMaxTTL / time.Second),
 		now:    cfg.Now,
 		replay: newReplayCache(cfg.ReplayLimit),
+		notBefore: func() int64 {
+			if cfg.NotBefore.IsZero() {
+				return 0
+			}
+			return cfg.NotBefore.Unix()
+		}(),
 		// The largest payload munged accepts, plus the fixed fields.
 		maxInner: MaxRequestLen + innerFixedLen,
 	}
@@ -544,6 +559,9 @@ func (l *Local) DecodeAt(cred string, now time.Time) (*Credential, error) {
 	exp := int64(time0) + int64(ttl)
 	if t > exp {
 		return c, &Error{Code: CodeCredExpired}
+	}
+	if int64(time0) < l.notBefore {
+		return c, &Error{Code: CodeCredReplayed}
 	}
 	fresh, err := l.replay.insert(mac, exp, t)
 	if err != nil {

@@ -34,6 +34,10 @@ type replayShard struct {
 	// expired entries only.
 	byExp  map[int64][]replayKey
 	purged int64 // the time of the last purge
+	// cutoff: entries expiring at or before it were dropped to make room
+	// (a full shard), so a credential expiring then may have been seen:
+	// it counts as replayed.
+	cutoff int64
 }
 
 func newReplayCache(limit int) *replayCache {
@@ -51,9 +55,12 @@ func newReplayCache(limit int) *replayCache {
 }
 
 // insert records the credential with this MAC and expiry time at time now
-// (Unix seconds). It reports whether the credential was new; a full cache is
-// an EMUNGE_NO_MEMORY error, since forgetting an unexpired credential would
-// let it be replayed.
+// (Unix seconds). It reports whether the credential was new. A full shard
+// forgets the entries that expire first and from then on counts every
+// credential expiring no later than they did as replayed: old credentials
+// are refused, never accepted twice, and new ones still pass (an error
+// here would let anyone who can mint credentials, any local user, shut the
+// controller out by filling the cache).
 func (c *replayCache) insert(mac []byte, exp, now int64) (bool, error) {
 	var k replayKey
 	copy(k.mac[:], mac)
@@ -61,18 +68,40 @@ func (c *replayCache) insert(mac []byte, exp, now int64) (bool, error) {
 	s := &c.shards[k.mac[0]%replayShards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.seen[k]; ok {
+	if _, ok := s.seen[k]; ok || exp <= s.cutoff {
 		return false, nil
 	}
 	if now > s.purged {
 		s.purge(now)
 	}
-	if len(s.seen) >= s.limit {
-		return false, &Error{Code: CodeNoMemory, Message: "replay cache full: too many unexpired credentials"}
+	for len(s.seen) >= s.limit {
+		s.evictFirst()
+	}
+	if exp <= s.cutoff {
+		return false, nil
 	}
 	s.seen[k] = struct{}{}
 	s.byExp[exp] = append(s.byExp[exp], k)
 	return true, nil
+}
+
+// evictFirst drops the entries that expire first and raises the cutoff to
+// their expiry.
+func (s *replayShard) evictFirst() {
+	first, found := int64(0), false
+	for exp := range s.byExp {
+		if !found || exp < first {
+			first, found = exp, true
+		}
+	}
+	if !found {
+		return
+	}
+	for _, k := range s.byExp[first] {
+		delete(s.seen, k)
+	}
+	delete(s.byExp, first)
+	s.cutoff = max(s.cutoff, first)
 }
 
 // purge drops the entries that expired before now: a credential past its

@@ -423,11 +423,12 @@ func TestReplayCache(t *testing.T) {
 		{a, now + 10, now, true, nil},
 		{a, now + 10, now, false, nil},
 		{a, now + 11, now, true, nil}, // another expiry is another credential
-		{b, now + 5, now, false, ErrNoMemory},
-		{d, now + 20, now + 11, true, nil}, // a@+10 expired and purged
-		{b, now + 20, now + 11, false, ErrNoMemory},
-		{b, now + 20, now + 12, true, nil}, // a@+11 expired and purged
-		{b, now + 20, now + 12, false, nil},
+		{b, now + 5, now, false, nil}, // full: a@+10 forgotten, the cutoff is +10
+		{a, now + 10, now, false, nil}, // forgotten, but at the cutoff: replayed
+		{d, now + 20, now + 11, true, nil},
+		{b, now + 20, now + 11, true, nil}, // full: a@+11 forgotten, cutoff +11
+		{b, now + 20, now + 11, false, nil},
+		{a, now + 11, now + 11, false, nil}, // forgotten, at the cutoff
 	} {
 		fresh, err := c.insert(step.mac, step.exp, step.now)
 		if fresh != step.fresh || (step.wantErr == nil) != (err == nil) || (err != nil && !errors.Is(err, step.wantErr)) {
@@ -452,27 +453,33 @@ func TestReplayCache(t *testing.T) {
 
 func TestLocalReplayCacheBounded(t *testing.T) {
 	l := newTestLocal(t, LocalConfig{ReplayLimit: 64})
-	// Credentials decoded at one time fill the cache; once expired they make
-	// room again.
-	full := false
+	// A flood of credentials, one a second, more than the cache holds:
+	// the cache stays bounded, the newest are still accepted (a full cache
+	// does not shut the door), and no credential is ever accepted twice.
+	var creds []string
 	for i := range 64 * 4 {
-		cred, err := l.EncodeAt([]byte{byte(i)}, 0, 0, 5*time.Second, t0)
+		at := t0.Add(time.Duration(i) * time.Second)
+		cred, err := l.EncodeAt([]byte{byte(i)}, 0, 0, time.Hour, at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.DecodeAt(cred, t0); err != nil {
-			if !errors.Is(err, ErrNoMemory) {
-				t.Fatal(err)
-			}
-			full = true
+		if _, err := l.DecodeAt(cred, at); err != nil {
+			t.Fatalf("credential %d, fresh: %v", i, err)
+		}
+		creds = append(creds, cred)
+	}
+	if n := l.replay.len(); n > 64+replayShards {
+		t.Fatalf("%d entries in a cache of 64", n)
+	}
+	end := t0.Add(64 * 4 * time.Second)
+	for i, cred := range creds {
+		if _, err := l.DecodeAt(cred, end); !errors.Is(err, ErrCredReplayed) {
+			t.Fatalf("credential %d again: %v, want replayed", i, err)
 		}
 	}
-	if !full || l.replay.len() > 64+replayShards {
-		t.Fatalf("full=%v len=%d", full, l.replay.len())
-	}
-	cred, _ := l.EncodeAt([]byte("later"), 0, 0, 5*time.Second, t0.Add(time.Minute))
-	if _, err := l.DecodeAt(cred, t0.Add(time.Minute)); err != nil {
-		t.Fatalf("after expiry: %v", err)
+	cred, _ := l.EncodeAt([]byte("later"), 0, 0, time.Hour, end)
+	if _, err := l.DecodeAt(cred, end); err != nil {
+		t.Fatalf("a new credential after the flood: %v", err)
 	}
 }
 
@@ -601,5 +608,31 @@ func TestLoadKeySystemKey(t *testing.T) {
 	}
 	if _, err := LoadKey(path, st.Uid); err != nil {
 		t.Fatalf("trusted owner %d: %v", st.Uid, err)
+	}
+}
+
+// TestLocalNotBefore: a credential encoded before NotBefore (a controller
+// restarted since) counts as replayed; one of the same second or later
+// is decoded.
+func TestLocalNotBefore(t *testing.T) {
+	start := t0.Add(time.Minute)
+	l := newTestLocal(t, LocalConfig{NotBefore: start})
+	for _, tc := range []struct {
+		at   time.Time
+		want error
+	}{
+		{t0, ErrCredReplayed},
+		{start.Add(-time.Second), ErrCredReplayed},
+		{start, nil},
+		{start.Add(time.Second), nil},
+	} {
+		cred, err := l.EncodeAt([]byte("x"), 0, 0, 0, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.DecodeAt(cred, start.Add(2*time.Second))
+		if (tc.want == nil) != (err == nil) || (err != nil && !errors.Is(err, tc.want)) {
+			t.Errorf("encoded at %v: %v, want %v", tc.at.Sub(start), err, tc.want)
+		}
 	}
 }
