@@ -83,7 +83,7 @@ func (gc *groupCache) one(name string) ([]uint32, bool) {
 	}
 	gid, listed, found := gc.db.group(name)
 	if !found {
-		// Not cached: a group created later is found at once.
+		// Its lists are kept (membersOf) until the next refresh.
 		return nil, false
 	}
 	var uids []uint32
@@ -125,12 +125,10 @@ func (gc *groupCache) membersOf(groups string) []uint32 {
 		return uids
 	}
 	var uids []uint32
-	all := true
 	for _, name := range strings.Split(groups, ",") {
 		if name != "" {
-			one, found := gc.one(name)
+			one, _ := gc.one(name)
 			uids = append(uids, one...)
-			all = all && found
 		}
 	}
 	slices.SortFunc(uids, func(a, b uint32) int {
@@ -143,10 +141,10 @@ func (gc *groupCache) membersOf(groups string) []uint32 {
 		return 0
 	})
 	uids = slices.Compact(uids)
-	if !all {
-		// A missing group is looked for again next time.
-		return uids
-	}
+	// Kept even when a group is missing, as slurmctld keeps allow_uids
+	// until the next reconfigure or GroupUpdateTime refresh: the lists
+	// are asked for on every scheduling pass, and a lookup may be an LDAP
+	// round trip.
 	if gc.lists == nil {
 		gc.lists = map[string][]uint32{}
 	}

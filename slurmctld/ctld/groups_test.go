@@ -126,12 +126,16 @@ func TestGroupCacheRefresh(t *testing.T) {
 			t.Errorf("%s: %v after %d lookups, want %v after %d", step.what, got, db.asks, step.want, step.asks)
 		}
 	}
-	// A group that does not exist is not remembered: once created it is
-	// found at once.
+	// A group that does not exist is remembered as empty until the next
+	// refresh, as slurmctld's allow_uids (no lookup per scheduling pass).
 	gc.membersOf("new")
 	db.groups = append(db.groups, fakeGroup{"new", 500, []string{"alice"}})
+	if got := gc.membersOf("new"); len(got) != 0 {
+		t.Errorf("new group before a refresh: %v", got)
+	}
+	gc.clear()
 	if got := gc.membersOf("new"); !slices.Equal(got, []uint32{1001}) {
-		t.Errorf("new group: %v", got)
+		t.Errorf("new group after a refresh: %v", got)
 	}
 }
 

@@ -93,6 +93,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		// step_create checks this after the step got its id: the id is
 		// used up.
 		if p := cl.partition(j.Partition); p != nil && req.TimeLimit > p.MaxTime {
+			m.touch(j, now) // the next step id is journaled with the next record
 			return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_TIME_LIMIT)
 		}
 	}
@@ -181,6 +182,9 @@ const ssfOvercommit uint32 = 1 << 2
 func (m *Manager) blockCounts(j *Job, cl *Cluster, req *msg.StepCreateRequest, ranks []int, tasks uint32) []uint32 {
 	if req.TaskDist != NoVal && req.TaskDist&distStateBase != distBlock && req.TaskDist&distStateBase != distUnknown {
 		return nil
+	}
+	if len(ranks) == 0 {
+		return nil // no node to place on (the loop below would not end)
 	}
 	cpt := uint32(1)
 	if req.CPUCount != NoVal && req.CPUCount > 0 && tasks > 0 && req.CPUCount%tasks == 0 {

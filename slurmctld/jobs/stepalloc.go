@@ -76,7 +76,23 @@ func (m *Manager) use(j *Job, cl *Cluster) jobUse {
 			u.busy[k] = true
 		}
 		a := st.Alloc
-		if a == nil || a.Overlap {
+		if a == nil {
+			// A step recorded before steps had allocations (state of an
+			// older goslurm, or re-synced from a node): what it holds is
+			// unknown, so it holds its nodes.
+			for _, k := range st.NodeIdxRanks(j) {
+				if k >= 0 && k < n {
+					if k < len(j.NodeCPUs) {
+						u.cpus[k] = max(u.cpus[k], j.NodeCPUs[k])
+					}
+					for c := range u.cores[k] {
+						u.cores[k][c] = true
+					}
+				}
+			}
+			continue
+		}
+		if a.Overlap {
 			continue
 		}
 		for i, k := range a.Ranks {

@@ -255,3 +255,20 @@ func TestStepAllocKeptOverRestart(t *testing.T) {
 		t.Fatalf("after restart: %v, want ESLURM_NODES_BUSY", err)
 	}
 }
+
+// TestStepWithoutAllocHoldsItsNodes: a step with no recorded allocation
+// (saved by an older goslurm, or re-synced from a node) holds its nodes:
+// a new step there waits, --overlap still runs.
+func TestStepWithoutAllocHoldsItsNodes(t *testing.T) {
+	m, cl, id := allocJob(t)
+	if _, _, err := m.CreateStep(sreq{tasks: 1, cpus: 1, nodes: 1, nodelist: "n1"}.msg(id), alloc, cl, 102); err != nil {
+		t.Fatal(err)
+	}
+	m.Job(id).Steps[0].Alloc = nil
+	if _, _, err := m.CreateStep(sreq{tasks: 1, cpus: 1, nodes: 1, nodelist: "n1"}.msg(id), alloc, cl, 103); code(err) != slurmerr.ESLURM_NODES_BUSY {
+		t.Fatalf("beside a step without allocation: %v, want ESLURM_NODES_BUSY", err)
+	}
+	if _, _, err := m.CreateStep(sreq{tasks: 1, cpus: 1, nodes: 1, nodelist: "n1", flags: ssfOverlapForce}.msg(id), alloc, cl, 104); err != nil {
+		t.Fatalf("--overlap: %v", err)
+	}
+}

@@ -9,7 +9,7 @@ package sched
 // 4+3+3 CPUs).
 func distributeCPUs(r *request, cands, caps []int, chosenPos []int) (placement, bool) {
 	n := len(chosenPos)
-	if n < r.minN || n > r.maxN {
+	if n == 0 || n < r.minN || n > r.maxN {
 		return placement{}, false
 	}
 	pl := placement{nodes: make([]int, n), tasks: make([]int, n), cpus: make([]int, n)}
