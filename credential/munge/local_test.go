@@ -422,8 +422,8 @@ func TestReplayCache(t *testing.T) {
 	}{
 		{a, now + 10, now, true, nil},
 		{a, now + 10, now, false, nil},
-		{a, now + 11, now, true, nil}, // another expiry is another credential
-		{b, now + 5, now, false, nil}, // full: a@+10 forgotten, the cutoff is +10
+		{a, now + 11, now, true, nil},  // another expiry is another credential
+		{b, now + 5, now, false, nil},  // full: a@+10 forgotten, the cutoff is +10
 		{a, now + 10, now, false, nil}, // forgotten, but at the cutoff: replayed
 		{d, now + 20, now + 11, true, nil},
 		{b, now + 20, now + 11, true, nil}, // full: a@+11 forgotten, cutoff +11
