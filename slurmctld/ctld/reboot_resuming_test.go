@@ -102,15 +102,17 @@ func TestResumingMembership(t *testing.T) {
 }
 
 // TestResumingJobWaits: a job that needs a node rebooting with
-// nextstate=resume waits for Resources (with nextstate=down it waits for
-// an unavailable node), and starts on the node once it is back.
+// nextstate=resume waits for Resources (with nextstate=down too, for
+// more nodes than the partition has up: slurmctld takes a node out of
+// its available nodes when it issues the reboot, and its scheduler's
+// node count test says so), and starts on the node once it is back.
 func TestResumingJobWaits(t *testing.T) {
 	for _, tc := range []struct {
 		next uint32
 		want uint16
 	}{
 		{msg.NodeResume, uint16(sched.ReasonResources)},
-		{msg.NodeStateDown, uint16(sched.ReasonReqNodeNotAvail)},
+		{msg.NodeStateDown, uint16(sched.ReasonResources)},
 	} {
 		ctl, m := attachTestJobs(t)
 		ctx := context.Background()

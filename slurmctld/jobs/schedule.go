@@ -274,6 +274,9 @@ func allFulfilled(d *Dependency) bool {
 func (m *Manager) setReason(j *Job, r uint16, now int64) {
 	if j.Reason != r {
 		j.Reason = r
+		if isUnavailDesc(j.StateDesc) {
+			j.StateDesc = ""
+		}
 		m.touch(j, now)
 	}
 }
@@ -454,12 +457,13 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 			continue
 		}
 		j := e.job
+		p = unavailPending(cl, j, p)
 		if j.Reason != uint16(p.Reason) {
 			j.Reason = uint16(p.Reason)
 			m.touch(j, now)
 		}
-		if p.Desc == "" && isAcctDesc(j.StateDesc) {
-			// The account lists' description goes with their reason.
+		if p.Desc == "" && (isAcctDesc(j.StateDesc) || isUnavailDesc(j.StateDesc)) {
+			// These descriptions go with their reason.
 			j.StateDesc = ""
 			m.touch(j, now)
 		}
