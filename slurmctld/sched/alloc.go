@@ -48,10 +48,12 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		}
 		var mem uint64
 		switch {
-		case r.whole || r.memAll:
+		case r.memAll:
 			mem = nd.RealMemory
 		case r.memPerCPU > 0:
-			// Per allocated CPU, as cons_tres counts it.
+			// Per allocated CPU, as cons_tres counts it. A whole-node job
+			// holds every CPU of the node, so its memory is the node's
+			// CPUs times the per-CPU amount, not the node's memory.
 			mem = r.memPerCPU * uint64(cpus)
 		default:
 			mem = r.memPerNode

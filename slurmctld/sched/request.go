@@ -440,6 +440,13 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		if r.memPerCPU*uint64(r.taskCPUs()) > nd.RealMemory {
 			return 0
 		}
+	case r.memPerCPU > 0 && r.whole:
+		// can_job_run_on_node: a whole-node job needs the memory of all
+		// the node's CPUs or the node is out; what the memory covers does
+		// not limit its tasks otherwise.
+		if mem < r.memPerCPU*uint64(wholeCPUs(nd)) {
+			return 0
+		}
 	case r.memPerCPU > 0:
 		capTasks = min(capTasks, c.memTasks(r, nd, mem))
 		if r.minCPUs > 0 && mem < r.memPerCPU*uint64(r.minCPUs) {
@@ -460,6 +467,12 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		return 0 // not one whole task
 	}
 	return min(capTasks, r.tasks)
+}
+
+// wholeCPUs is the CPUs a whole-node job holds on nd: every thread of
+// every core (allocate's count for such a job).
+func wholeCPUs(nd *Node) int {
+	return nd.Cores() * max(int(nd.ThreadsPerCore), 1)
 }
 
 // memTasks is how many tasks (CPUs in CPU units) the free memory mem of a

@@ -122,23 +122,17 @@ func crcpuCollect(t *testing.T, c *ctldharness.Cluster) map[string]string {
 // crcpuGaps are the differences from real slurmctld not fixed yet, keyed
 // "<SelectTypeParameters> <record key>", with the reason: logged, not
 // failed; an entry that no longer differs fails.
-var crcpuGaps = map[string]string{
-	"CR_CPU_Memory 4 after j3 (--exclusive) | scontrol show node": "exclusiveMem",
-	"CR_CPU_Memory 5 after scancel j1 | scontrol show node":       "exclusiveMem",
-}
+var crcpuGaps = map[string]string{}
 
 // crcpuGapWhy explains the gaps.
-var crcpuGapWhy = map[string]string{
-	// sched/alloc.go gives a whole-node job all of RealMemory; real
-	// gives DefMemPerCPU x the node's CPUs (and checks that much is free).
-	"exclusiveMem": "an --exclusive job under DefMemPerCPU=100 holds 1000 MB, real 400 MB",
-}
+var crcpuGapWhy = map[string]string{}
 
 // TestSlurmctldCRCPUNodes compares the nodes' and jobs' CPU counts
-// between real slurmctld and ours with CPUs, and CPUs and memory,
-// consumable.
+// between real slurmctld and ours with CPUs, CPUs and memory, and cores
+// and memory consumable (an --exclusive job then holds DefMemPerCPU x the
+// node's CPUs, not the node's memory).
 func TestSlurmctldCRCPUNodes(t *testing.T) {
-	for _, params := range []string{"CR_CPU", "CR_CPU_Memory"} {
+	for _, params := range []string{"CR_CPU", "CR_CPU_Memory", "CR_Core_Memory"} {
 		t.Run(params, func(t *testing.T) {
 			real := ctldharness.RealSbin(t, "slurmctld")
 			ours := ctldBuildOurs(t)
