@@ -201,7 +201,11 @@ func (c *Controller) syncUsage(now int64) {
 	u := c.jobs.m.NodeUsage(len(c.nodes))
 	changed := false
 	for i, n := range c.nodes {
-		cpus := n.allocCPUs(u[i].CPUs, u[i].Cores, u[i].LooseCPUs)
+		hw, kept := c.keptHW[n.Name]
+		if !kept {
+			hw = hardwareOf(n)
+		}
+		cpus := n.allocCPUs(hw, u[i].CPUs, u[i].Cores, u[i].LooseCPUs)
 		if n.AllocCPUs != cpus || n.AllocMem != u[i].MemMB || n.RunJobs != u[i].RunJobs || n.CompletingJobs != u[i].CompletingJobs {
 			n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = cpus, u[i].MemMB, u[i].RunJobs, u[i].CompletingJobs
 			changed = true

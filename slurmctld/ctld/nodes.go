@@ -360,18 +360,21 @@ func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
 // threads where the node's CPUs are threads. Under CR_CPU a job of one
 // task holds one CPU but the node shows its core's two threads taken.
 // cpus is the jobs' CPUs, cores the distinct cores their bitmaps hold,
-// loose the CPUs of jobs without a core list (counted as they are).
-func (n *Node) allocCPUs(cpus, cores, loose uint32) uint16 {
+// loose the CPUs of jobs without a core list (counted as they are). hw is
+// the hardware the scheduler uses for the node: the one it had at start
+// when a reconfigure changed it (real keeps its select plugin's view
+// until a restart, so CPUAlloc may exceed the new CPUTot).
+func (n *Node) allocCPUs(hw nodeHW, cpus, cores, loose uint32) uint16 {
 	if cores == 0 {
 		return uint16(min(cpus, 0xffff))
 	}
-	total := uint32(max(n.Sockets, 1)) * uint32(max(n.Cores, 1))
+	total := uint32(max(hw.Sockets, 1)) * uint32(max(hw.Cores, 1))
 	if efctv := total - min(uint32(n.CoreSpecCnt), total); cores > efctv {
 		cores = efctv
 	}
 	alloc := cores
-	if total < uint32(n.CPUs) {
-		alloc *= uint32(max(n.Threads, 1))
+	if total < uint32(hw.CPUs) {
+		alloc *= uint32(max(hw.Threads, 1))
 	}
 	return uint16(min(alloc+loose, 0xffff))
 }

@@ -23,8 +23,15 @@ func TestNodeAllocCPUs(t *testing.T) {
 		{"specialized core not counted", spec, 4, 2, 0, 2},
 		{"nothing", smt, 0, 0, 0, 0},
 	} {
-		if got := tc.n.allocCPUs(tc.cpus, tc.cores, tc.loose); got != tc.want {
+		if got := tc.n.allocCPUs(hardwareOf(tc.n), tc.cpus, tc.cores, tc.loose); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
+	}
+	// slurm.conf lowered to one CPU while a job holds two cores: counted
+	// on the hardware kept from the start (real shows CPUAlloc=2 with
+	// CPUTot=1 until a restart).
+	lowered := &Node{CPUs: 1, Sockets: 1, Cores: 1, Threads: 1}
+	if got := lowered.allocCPUs(nodeHW{CPUs: 2, Sockets: 1, Cores: 2, Threads: 1}, 2, 2, 0); got != 2 {
+		t.Errorf("kept hardware: %d, want 2", got)
 	}
 }
