@@ -88,16 +88,22 @@ func (c *Cluster) StartHA(ctls []Controller, ctlds []string, args ...string) {
 	if err := c.reset(); err != nil {
 		c.tb.Fatal(err)
 	}
-	for i, h := range ctls {
-		c.StartController(h, ctlds[i], args...)
-	}
+	// The primary first, the backups once it answers: started together
+	// on an empty StateSaveLocation, real slurmctld's backup may create
+	// the clustername file while the primary reads it still empty, and
+	// the primary then refuses to start ("read \"\" from the state
+	// files").
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	c.StartController(ctls[0], ctlds[0], args...)
 	if err := c.poll(ctx, func() bool {
 		out, _, _ := c.Run("scontrol", "ping")
 		return strings.Contains(out, "Slurmctld(primary) at "+ctls[0].Host+" is UP")
 	}); err != nil {
 		c.tb.Fatalf("primary controller not answering scontrol ping: %v\n%s", err, c.Logs())
+	}
+	for i := 1; i < len(ctls); i++ {
+		c.StartController(ctls[i], ctlds[i], args...)
 	}
 	want := 0
 	for _, n := range c.Nodes {
