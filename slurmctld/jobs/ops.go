@@ -156,18 +156,18 @@ func (m *Manager) immediateRefusal(j *Job, cl *Cluster, now int64, actions *[]Ac
 // jobs are looked at, so the cheap tests come first: a job that does not
 // outrank j is dismissed before its dependencies and array throttle are
 // evaluated (couldRun), and the throttle's running counts are taken once
-// for all arrays rather than by a scan of the table per array. An
+// for all arrays (arrayGate) rather than by a scan of the table per array. An
 // --immediate job that ranks first then costs one pass over the table.
 func (m *Manager) topPriority(j *Job, cl *Cluster, now int64) bool {
 	if j.Priority == 0 {
 		return false
 	}
-	var running map[uint32]int // array id -> tasks holding resources; counted on first need
+	gate := m.newArrayGate()
 	for _, o := range m.jobs {
 		if o == j || !o.Pending() || o.IsCompleting() || !runnableReason(o.Reason) || !outranks(o, j, cl) {
 			continue
 		}
-		if m.couldRun(o, now, &running) {
+		if m.couldRun(o, now, gate) {
 			return false
 		}
 	}
@@ -222,9 +222,8 @@ func runnableReason(r uint16) bool {
 
 // couldRun is job_independent for another pending job, without changing
 // it: not held, its dependency satisfied, past its --begin, its array
-// under its throttle. *running holds the arrays' running task counts,
-// made by the first call that needs one.
-func (m *Manager) couldRun(o *Job, now int64, running *map[uint32]int) bool {
+// under its throttle (gate: the arrays' running counts, taken once).
+func (m *Manager) couldRun(o *Job, now int64, gate *arrayGate) bool {
 	if o.Hold != HoldNone || o.BeginTime > now {
 		return false
 	}
@@ -240,26 +239,7 @@ func (m *Manager) couldRun(o *Job, now int64, running *map[uint32]int) bool {
 	// Every record of a throttled array waits on the throttle: its meta
 	// record, tasks split off it while pending, and the meta record
 	// turned into its last pending task.
-	if lim := m.arrayThrottle(o); lim > 0 {
-		if *running == nil {
-			*running = m.arraysRunning()
-		}
-		if uint32((*running)[o.ArrayJobID]) >= lim {
-			return false
-		}
-	}
-	return true
-}
-
-// arraysRunning is arrayRunning for every array at once.
-func (m *Manager) arraysRunning() map[uint32]int {
-	n := map[uint32]int{}
-	for _, j := range m.jobs {
-		if j.ArrayJobID != 0 && j.ArrayTaskID != NoVal && j.Running() {
-			n[j.ArrayJobID]++
-		}
-	}
-	return n
+	return !gate.throttled(o)
 }
 
 func firstPart(j *Job) string {
