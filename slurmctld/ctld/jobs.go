@@ -265,7 +265,11 @@ func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs
 		out, err = f(c.jobs.m, cl, now)
 		c.syncUsage(now)
 	}
+	logs := c.jobs.m.TakeLogs()
 	c.mu.Unlock()
+	for _, l := range logs {
+		c.log.Log(context.Background(), l.Level, l.Msg)
+	}
 	if werr := out.Wait(ctx); werr != nil {
 		c.log.Error(fmt.Sprintf("job state save failed: %v", werr))
 		if err == nil {
@@ -368,7 +372,10 @@ func (c *Controller) rpcSubmitBatch(ctx context.Context, r *server.Request) *ser
 		c.log.Info(fmt.Sprintf("_slurm_rpc_submit_batch_job: %s", slurmerr.Message(slurmerr.Code(err))))
 	} else {
 		c.log.Debug(fmt.Sprintf("_slurm_rpc_submit_batch_job: JobId=%d", resp.JobID))
-		c.kickScheduler()
+		if d.Priority != 0 {
+			// A held job (sbatch -H) changes nothing a pass could act on.
+			c.kickScheduler()
+		}
 	}
 	return c.reply(out, err, func() *server.Response {
 		return &server.Response{MsgType: msgtype.RESPONSE_SUBMIT_BATCH_JOB, Body: resp}
@@ -674,6 +681,13 @@ func (c *Controller) spawnActions(acts []jobs.Action) {
 // main scheduling pass when kicked (submit, completion, node up) and every
 // sched_interval, backfill every bf_interval, snapshots when the journal
 // grew.
+//
+// Kicked passes are paced: after one that took d, the next kicked one
+// starts no sooner than d after it ended. An idle controller schedules a
+// submitted job at once, while a storm of submits at 10,000 pending jobs
+// no longer runs passes back to back under the exclusive lock (at most
+// half the controller's time goes to them, and submits wait at most one
+// pass). Real slurmctld rate-limits the same passes with batch_sched_delay.
 func (c *Controller) runJobs(ctx context.Context) {
 	jc := c.jobs
 	tick := time.NewTicker(time.Second)
@@ -684,16 +698,23 @@ func (c *Controller) runJobs(ctx context.Context) {
 	schedEvery := time.Duration(max(cfg.SchedInterval, 1)) * time.Second
 	bfEvery := time.Duration(max(cfg.BF.Interval, 1)) * time.Second
 	lastSched, lastBF, lastSnap := time.Now(), time.Now(), time.Now()
+	var pace kickPacer
 	c.kickScheduler()
 	for {
 		select {
 		case <-ctx.Done():
+			pace.stop()
 			close(jc.stop)
 			c.snapshot(context.Background())
 			c.saveNodes()
 			return
 		case <-jc.kick:
-			c.schedulePass(ctx, false)
+			if pace.wait(time.Now()) {
+				continue
+			}
+			c.kickedPass(ctx, &pace)
+		case <-pace.due():
+			c.kickedPass(ctx, &pace)
 		case now := <-tick.C:
 			c.tickJobs(ctx)
 			c.saveNodes()
@@ -710,6 +731,56 @@ func (c *Controller) runJobs(ctx context.Context) {
 				lastSnap = now
 			}
 		}
+	}
+}
+
+// kickedPass runs a kicked main pass and notes its cost for pacing.
+func (c *Controller) kickedPass(ctx context.Context, pace *kickPacer) {
+	start := time.Now()
+	c.schedulePass(ctx, false)
+	end := time.Now()
+	pace.ran(start, end)
+}
+
+// kickPacer holds kicked scheduling passes back while the last one's
+// cost has not been paid back in time without passes.
+type kickPacer struct {
+	next  time.Time   // earliest start of the next kicked pass
+	timer *time.Timer // armed while a kick waits for next
+}
+
+// wait reports whether a kick arriving at now must wait; it then arms the
+// timer (due) for the pass.
+func (p *kickPacer) wait(now time.Time) bool {
+	if p.timer != nil {
+		return true // a pass is already due
+	}
+	if !now.Before(p.next) {
+		return false
+	}
+	p.timer = time.NewTimer(p.next.Sub(now))
+	return true
+}
+
+// due is the channel of the held-back pass (nil, never ready, when none).
+func (p *kickPacer) due() <-chan time.Time {
+	if p.timer == nil {
+		return nil
+	}
+	return p.timer.C
+}
+
+// ran notes a kicked pass from start to end; a held-back pass is taken by
+// it.
+func (p *kickPacer) ran(start, end time.Time) {
+	p.stop()
+	p.next = end.Add(end.Sub(start))
+}
+
+func (p *kickPacer) stop() {
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
 	}
 }
 

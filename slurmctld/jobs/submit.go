@@ -288,8 +288,10 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	switch {
 	case d.Priority == 0:
 		// sbatch -H: a user hold whoever submits (the capture's root
-		// submission shows JobHeldUser).
+		// submission shows JobHeldUser), with its reason from the start as
+		// job_allocate sets it: no scheduling pass needs to run for it.
 		j.Hold = HoldUser
+		j.Reason = ReasonHeldUser
 	case d.Priority != NoVal && m.privileged(c.UID):
 		j.Priority, j.AdminPrio = d.Priority, true
 	}
