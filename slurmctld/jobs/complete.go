@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"log/slog"
 	"syscall"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -186,6 +187,7 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	for _, j := range m.Jobs() {
 		switch {
 		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite:
+			m.logf(slog.LevelInfo, "Time limit exhausted for JobId=%d", j.ID)
 			m.endJob(j, msg.JobTimeout, ReasonTimeLimit, now)
 			j.EndTime = now
 			if !j.Batch && j.OtherPort != 0 {

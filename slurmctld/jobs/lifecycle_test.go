@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
@@ -174,6 +175,9 @@ func TestTimeLimit(t *testing.T) {
 	}
 	if nm := out.Actions[0].(NodeMessage); nm.MsgType != msgtype.REQUEST_KILL_TIMELIMIT {
 		t.Fatalf("%+v", nm)
+	}
+	if logs := m.TakeLogs(); len(logs) != 1 || logs[0].Msg != fmt.Sprintf("Time limit exhausted for JobId=%d", id) {
+		t.Errorf("logs %v", logs)
 	}
 	m.EpilogComplete(id, "n1", root, t0+150)
 	if m.Tick(cl, t0+120+299); m.Job(id) == nil {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -195,6 +196,8 @@ type Manager struct {
 
 	lastUpdate int64
 	pending    []record // records of the call in progress
+	// logs are the lines for the controller's log since TakeLogs.
+	logs []LogLine
 	// licBlocked are the jobs the pass in the making left out for
 	// their licenses (licenses_sched.go).
 	licBlocked []*Job
@@ -323,6 +326,19 @@ func (m *Manager) finish(actions []Action) (Outcome, error) {
 	}
 	out.Ticket = t
 	return out, nil
+}
+
+// logf notes a line for the controller's log (real slurmctld logs it
+// where the event happens; the manager has no logger of its own).
+func (m *Manager) logf(l slog.Level, format string, args ...any) {
+	m.logs = append(m.logs, LogLine{Level: l, Msg: fmt.Sprintf(format, args...)})
+}
+
+// TakeLogs returns the lines noted since the last call.
+func (m *Manager) TakeLogs() []LogLine {
+	l := m.logs
+	m.logs = nil
+	return l
 }
 
 func strOf(s msg.NullString) string { return s.Value }

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"log/slog"
+
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 )
@@ -35,6 +37,8 @@ func (m *Manager) stepTimeLimits(j *Job, now int64) []Action {
 		if runMins < int64(st.TimeLimit) {
 			continue
 		}
+		m.logf(slog.LevelInfo, "check_job_step_time_limit: %s has timed out (%d)",
+			stepIDString(msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}), st.TimeLimit)
 		st.TimedOut = true
 		m.touch(j, now)
 		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...),

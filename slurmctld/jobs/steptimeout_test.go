@@ -168,6 +168,10 @@ func TestStepTimeoutKill(t *testing.T) {
 	if j.Base() != msg.JobRunning || len(j.Steps) != 2 {
 		t.Fatalf("job state %#x, %d steps: want RUNNING with both steps", j.State, len(j.Steps))
 	}
+	wantLog := fmt.Sprintf("check_job_step_time_limit: StepId=%d.0 has timed out (1)", id)
+	if logs := m.TakeLogs(); len(logs) != 1 || logs[0].Msg != wantLog {
+		t.Errorf("logs %v, want one line %q", logs, wantLog)
+	}
 	states := func() []uint32 {
 		info, _ := m.StepInfo(msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal}, cl, len(cl.Nodes), now)
 		var s []uint32
