@@ -399,6 +399,10 @@ func TestStepInfoAndAllocInfo(t *testing.T) {
 		all.Steps[1].Name != msg.Str("hostname") || all.Steps[1].Nodes != msg.Str("n[2-3]") || all.Steps[1].RunTime != 5 {
 		t.Fatalf("%+v", all.Steps)
 	}
+	// Real 22.05 shows the batch step with CPUs=0 TRES=(null).
+	if b := all.Steps[0]; b.NumCPUs != 0 || b.TresAllocStr.Valid || b.NumTasks != 1 {
+		t.Errorf("batch step CPUs %d TRES %+v tasks %d, want 0, null, 1", b.NumCPUs, b.TresAllocStr, b.NumTasks)
+	}
 	if _, ok := m.StepInfo(msg.StepID{JobID: 999, StepID: NoVal}, cl, 4, t0); ok {
 		t.Fatal("unknown job")
 	}

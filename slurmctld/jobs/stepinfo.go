@@ -25,12 +25,8 @@ func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64)
 			continue
 		}
 		if j.Batch && j.BatchHost != "" && (id.StepID == NoVal || id.StepID == msg.StepIDBatch) {
-			cpus := uint32(0)
-			if len(j.NodeCPUs) > 0 {
-				cpus = j.NodeCPUs[0]
-			}
 			out.Steps = append(out.Steps, m.stepRecord(j, &Step{ID: msg.StepIDBatch, Name: "batch",
-				Nodes: []string{j.BatchHost}, NodeIdx: j.NodeIdx[:1], Tasks: 1, CPUs: cpus, StartTime: j.StartTime,
+				Nodes: []string{j.BatchHost}, NodeIdx: j.NodeIdx[:1], Tasks: 1, StartTime: j.StartTime,
 				TimeLimit: NoVal}, cl, nodeCount, now))
 		}
 		for _, st := range j.Steps {
@@ -68,6 +64,13 @@ func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now i
 	}
 	if len(st.NodeIdx) > 0 && nodeCount > 0 {
 		si.NodeInx = msg.BitmapOf(nodeCount, st.NodeIdx...)
+	}
+	if st.ID == msg.StepIDBatch {
+		// build_batch_step leaves the step's cpu_count at 0 and sets
+		// its TRES without the formatted string _pack_ctld_job_step_info
+		// sends: scontrol shows CPUs=0 TRES=(null).
+		si.NumCPUs = 0
+		return si
 	}
 	tres := "cpu=" + itoa32(st.CPUs)
 	if mem := st.allocMem(); mem != 0 { // step_set_alloc_tres
