@@ -198,6 +198,7 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 			actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_KILL_TIMELIMIT, now)...)
 		case j.Base() == msg.JobRunning:
 			// Suspended jobs are skipped: their steps' clocks stand still.
+			actions = append(actions, m.warnSignal(j, cl, now)...)
 			actions = append(actions, m.stepTimeLimits(j, now)...)
 		case j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0 &&
 			!arrays.busy(j):

@@ -157,6 +157,9 @@ type Job struct {
 	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16 `json:",omitempty"`
 	PlaneSize                                      uint16 `json:",omitempty"`
 	KillOnNodeFail                                 bool   `json:",omitempty"`
+	// --signal=[{R|B}:]SIG[@TIME]: the signal, seconds before the end,
+	// and the KILL_JOB_* flags plus warnSent (warnsignal.go).
+	WarnSignal, WarnTime, WarnFlags uint16 `json:",omitempty"`
 
 	// Dependency holds the parsed --dependency (nil: none).
 	Dependency *Dependency `json:",omitempty"`

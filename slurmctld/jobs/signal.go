@@ -361,6 +361,7 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	completing := j.State & msg.JobCompleting
 	j.State = msg.JobPending | completing
 	j.RestartCnt++
+	j.WarnFlags &^= warnSent // --signal warns again in the next run
 	if j.BeginTime <= now {
 		j.BeginTime = now + credLifetime
 	}

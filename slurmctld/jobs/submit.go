@@ -77,6 +77,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		Profile: d.Profile, AcctgFreq: strOf(d.AcctgFreq), Container: strOf(d.Container),
 		Network: strOf(d.Network), Reservation: strOf(d.Reservation), Licenses: strOf(d.Licenses),
 		MailType: d.MailType, MailUser: strOf(d.MailUser), TresBind: strOf(d.TresBind),
+		WarnSignal: d.WarnSignal, WarnTime: d.WarnTime, WarnFlags: d.WarnFlags &^ warnSent,
 		TresFreq: strOf(d.TresFreq), TresPerNode: strOf(d.TresPerNode), Bitflags: d.Bitflags,
 		KillOnNodeFail: d.KillOnNodeFail != 0,
 		Batch:          kind == kindBatch, WorkDir: strOf(d.WorkDir), StdIn: strOf(d.StdIn),
