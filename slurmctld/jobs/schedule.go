@@ -179,6 +179,9 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 		} else if !m.eligible(j, cl, now, &actions) || !m.licensesReady(j, lic) {
 			continue
 		}
+		if !dry && m.deadlineMissed(j, now, &actions) {
+			continue
+		}
 		// job_array_start_test: every record of an array (not only
 		// its meta record) waits while the throttle is reached.
 		copies := gate.copies(j)
@@ -518,6 +521,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		// limit now, as backfill.c sets it.
 		j.TimeLimit = st.TimeLimit
 	}
+	m.deadlineLimit(j, cl, now)
 	j.EndTime = now + m.limitSeconds(j, cl)
 	j.BatchHost = ""
 	if len(j.Nodes) > 0 {

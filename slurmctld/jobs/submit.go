@@ -300,6 +300,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if err := m.lateChecks(cl, j, parts, reqIdx, excIdx, kind); err != nil {
 		return nil, err
 	}
+	deadlineTimeMin(j)
 	internJob(j)
 	return j, nil
 }
