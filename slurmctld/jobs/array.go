@@ -131,7 +131,9 @@ func (m *Manager) splitTask(meta *Job, now int64) (*Job, bool) {
 	t.Array = nil
 	t.Steps = nil
 	if meta.Dependency != nil {
+		// Each record decides its terms on its own (aftercorr).
 		d := *meta.Dependency
+		d.Items = append([]DepItem(nil), d.Items...)
 		t.Dependency = &d
 	}
 	a.Pending = append([]uint32(nil), a.Pending[1:]...)

@@ -13,6 +13,7 @@ const (
 	DepAfterAny   = "afterany"
 	DepAfterOK    = "afterok"
 	DepAfterNotOK = "afternotok"
+	DepAfterCorr  = "aftercorr"
 	DepSingleton  = "singleton"
 )
 
@@ -22,11 +23,15 @@ type Dependency struct {
 	Items []DepItem
 }
 
-// DepItem is one "type:job" term. Task is NoVal for a whole job or array.
+// DepItem is one "type:job" term. Task is NoVal for a job, Infinite for
+// every task of an array ("_*", or an array's id: shown so).
 type DepItem struct {
 	Type  string
 	JobID uint32
 	Task  uint32
+	// Time is "+minutes" in seconds: after waits that long past the
+	// start of its job (the other types show it and ignore it).
+	Time uint32 `json:",omitempty"`
 	// State: 0 unfulfilled, 1 fulfilled, 2 failed (can never be met).
 	State uint8
 }
@@ -38,9 +43,10 @@ const (
 )
 
 // parseDependency reads Slurm's syntax: terms separated by ',' (all) or
-// '?' (any, not mixed), each "type:id[_task][:id...]" or "singleton".
-// "+time" and aftercorr/afterburstbuffer/expand are not implemented and are
-// refused (ESLURM_DEPENDENCY) rather than ignored.
+// '?' (any, not mixed), each "type:id[_task][+minutes][:id...]" or
+// "singleton". As real slurmctld parses it, a "+minutes" holds for the
+// ids after it in the term too. afterburstbuffer and expand are not
+// implemented and are refused (ESLURM_DEPENDENCY) rather than ignored.
 func parseDependency(s string) (*Dependency, bool) {
 	if s == "" {
 		return nil, true
@@ -65,15 +71,24 @@ func parseDependency(s string) (*Dependency, bool) {
 			typ, parts = DepAfterAny, []string{DepAfterAny, parts[0]}
 		}
 		switch typ {
-		case DepAfter, DepAfterAny, DepAfterOK, DepAfterNotOK:
+		case DepAfter, DepAfterAny, DepAfterOK, DepAfterNotOK, DepAfterCorr:
 		default:
 			return nil, false
 		}
+		var secs uint32
 		for _, id := range parts[1:] {
-			item := DepItem{Type: typ, Task: NoVal}
+			if i := strings.IndexByte(id, '+'); i >= 0 {
+				mins, err := strconv.ParseUint(id[i+1:], 10, 31)
+				if err != nil || mins == 0 || mins > 1<<31/60 {
+					return nil, false
+				}
+				id, secs = id[:i], uint32(mins)*60
+			}
+			item := DepItem{Type: typ, Task: NoVal, Time: secs}
 			js := id
 			if i := strings.IndexByte(id, '_'); i >= 0 {
 				js = id[:i]
+				item.Task = Infinite
 				if id[i+1:] != "*" {
 					t, err := strconv.ParseUint(id[i+1:], 10, 32)
 					if err != nil {
@@ -116,9 +131,17 @@ func (d *Dependency) String() string {
 		if it.Type != DepSingleton {
 			b.WriteByte(':')
 			b.WriteString(strconv.FormatUint(uint64(it.JobID), 10))
-			if it.Task != NoVal {
+			switch it.Task {
+			case NoVal:
+			case Infinite:
+				b.WriteString("_*")
+			default:
 				b.WriteByte('_')
 				b.WriteString(strconv.FormatUint(uint64(it.Task), 10))
+			}
+			if it.Time != 0 {
+				b.WriteByte('+')
+				b.WriteString(strconv.FormatUint(uint64(it.Time/60), 10))
 			}
 		}
 		switch it.State {
@@ -137,6 +160,9 @@ func (d *Dependency) String() string {
 // task of an array (meta record included while tasks are pending).
 func (m *Manager) depTargets(it DepItem) []*Job {
 	var out []*Job
+	if it.Task == Infinite {
+		it.Task = NoVal
+	}
 	j := m.jobs[it.JobID]
 	if j != nil && it.Task == NoVal && (j.ArrayJobID == 0 || j.ArrayJobID != j.ID) {
 		return []*Job{j}
@@ -175,7 +201,7 @@ func containsTask(ids []uint32, t uint32) bool {
 func depOK(j *Job) bool { return j.Base() == msg.JobComplete && j.ExitCode == 0 }
 
 // evalItem decides one term now.
-func (m *Manager) evalItem(self *Job, it DepItem) uint8 {
+func (m *Manager) evalItem(self *Job, it DepItem, now int64) uint8 {
 	if it.Type == DepSingleton {
 		for _, o := range m.jobs {
 			if o == self || o.UserID != self.UserID || o.Name != self.Name || o.Finished() {
@@ -187,6 +213,9 @@ func (m *Manager) evalItem(self *Job, it DepItem) uint8 {
 		}
 		return depFulfilled
 	}
+	if it.Type == DepAfterCorr {
+		return m.evalCorrespond(self, it)
+	}
 	targets := m.depTargets(it)
 	if len(targets) == 0 {
 		// Purged: Slurm treats a job that is gone as done (and fine).
@@ -196,7 +225,7 @@ func (m *Manager) evalItem(self *Job, it DepItem) uint8 {
 	for _, t := range targets {
 		switch it.Type {
 		case DepAfter:
-			if t.Pending() {
+			if t.Pending() || it.Time != 0 && (t.StartTime == 0 || now-t.StartTime < int64(it.Time)) {
 				state = depUnfulfilled
 			}
 		case DepAfterAny:
@@ -226,7 +255,7 @@ func (m *Manager) evalItem(self *Job, it DepItem) uint8 {
 
 // evalDependency updates j's terms and says whether j may run (ok), must
 // wait (wait), or never can (failed).
-func (m *Manager) evalDependency(j *Job) (wait, failed bool) {
+func (m *Manager) evalDependency(j *Job, now int64) (wait, failed bool) {
 	d := j.Dependency
 	if d == nil {
 		return false, false
@@ -236,7 +265,7 @@ func (m *Manager) evalDependency(j *Job) (wait, failed bool) {
 	for i := range d.Items {
 		it := &d.Items[i]
 		if it.State == depUnfulfilled || it.Type == DepSingleton {
-			it.State = m.evalItem(j, *it)
+			it.State = m.evalItem(j, *it, now)
 		}
 		switch it.State {
 		case depFulfilled:
@@ -265,18 +294,115 @@ func (m *Manager) evalDependency(j *Job) (wait, failed bool) {
 
 // validDependency checks a new dependency at submit or update: it may not
 // name the job itself. A job id that names no job is accepted, as
-// slurmctld 22.05 does (evalItem then counts it as done).
+// slurmctld 22.05 does (evalItem then counts it as done). A term naming
+// an array by its id stands for all its tasks, as _find_dependent_job_ptr
+// makes it (shown "id_*").
 func (m *Manager) validDependency(d *Dependency, self uint32) bool {
 	if d == nil {
 		return true
 	}
-	for _, it := range d.Items {
+	for i := range d.Items {
+		it := &d.Items[i]
 		if it.Type == DepSingleton {
 			continue
 		}
 		if it.JobID == self {
 			return false
 		}
+		if it.Task == NoVal && m.isArrayID(it.JobID) {
+			it.Task = Infinite
+		}
 	}
 	return true
+}
+
+// isArrayID reports an id that is a job array's own id (its meta record,
+// or its first task's record once all are split off).
+func (m *Manager) isArrayID(id uint32) bool {
+	if j := m.jobs[id]; j != nil {
+		return j.ArrayJobID == id && (j.ArrayTaskID != NoVal || j.Array != nil)
+	}
+	for _, j := range m.jobs {
+		if j.ArrayJobID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// evalCorrespond decides an aftercorr term: an array task waits for the
+// task of the same id of the other job (it must end COMPLETED with exit
+// code 0). Without such a task, and for the meta record of pending
+// tasks, the other job as a whole decides; there a failure leaves the
+// meta record waiting (its tasks, split off one by one by
+// splitCorrespond, fail on their own).
+func (m *Manager) evalCorrespond(self *Job, it DepItem) uint8 {
+	if self.ArrayTaskID != NoVal && !self.IsArrayMeta() {
+		if dc := m.depTargets(DepItem{JobID: it.JobID, Task: self.ArrayTaskID}); len(dc) == 1 {
+			switch t := dc[0]; {
+			case !t.Finished():
+				return depUnfulfilled
+			case depOK(t):
+				return depFulfilled
+			default:
+				return depFailed
+			}
+		}
+	}
+	targets := m.depTargets(DepItem{JobID: it.JobID, Task: NoVal})
+	state := depFulfilled
+	for _, t := range targets {
+		switch {
+		case !t.Finished():
+			return depUnfulfilled
+		case !depOK(t):
+			state = depFailed
+		}
+	}
+	if state == depFailed && self.IsArrayMeta() {
+		return depUnfulfilled
+	}
+	return state
+}
+
+// corrSplitMax is correspond_after_task_cnt's default: tasks of an array
+// waiting on aftercorr are split off while fewer records of it pend.
+const corrSplitMax = 10
+
+// splitCorrespond is build_job_queue's split for aftercorr: each pending
+// meta record of an array with such a dependency gives its first task a
+// record of its own (one per pass), while fewer than ten records of the
+// array pend, so each task's dependency is decided on its own.
+func (m *Manager) splitCorrespond(now int64) {
+	var metas []*Job
+	m.sortOrder()
+	for _, id := range m.order {
+		j := m.jobs[id]
+		if j.Pending() && j.IsArrayMeta() && hasCorrespond(j.Dependency) {
+			metas = append(metas, j)
+		}
+	}
+	for _, meta := range metas {
+		pending := 0
+		for _, j := range m.jobs {
+			if j.ArrayJobID == meta.ArrayJobID && j.Pending() {
+				pending++
+			}
+		}
+		if pending < corrSplitMax {
+			m.splitTask(meta, now)
+		}
+	}
+}
+
+func hasCorrespond(d *Dependency) bool {
+	if d == nil {
+		return false
+	}
+	for _, it := range d.Items {
+		if it.Type == DepAfterCorr {
+			return true
+		}
+	}
+	return false
 }

@@ -120,7 +120,7 @@ func (m *Manager) couldRunScan(o *Job, now int64) bool {
 		d := *o.Dependency
 		d.Items = slices.Clone(d.Items)
 		c.Dependency = &d
-		if wait, failed := m.evalDependency(&c); wait || failed {
+		if wait, failed := m.evalDependency(&c, now); wait || failed {
 			return false
 		}
 	}

@@ -232,7 +232,7 @@ func (m *Manager) couldRun(o *Job, now int64, gate *arrayGate) bool {
 		d := *o.Dependency
 		d.Items = slices.Clone(d.Items)
 		c.Dependency = &d
-		if wait, failed := m.evalDependency(&c); wait || failed {
+		if wait, failed := m.evalDependency(&c, now); wait || failed {
 			return false
 		}
 	}

@@ -230,7 +230,7 @@ func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action)
 	}
 	if j.Dependency != nil {
 		before := j.Dependency.String()
-		wait, failed := m.evalDependency(j)
+		wait, failed := m.evalDependency(j, now)
 		if j.Dependency.String() != before {
 			m.touch(j, now)
 		}
@@ -415,6 +415,7 @@ func (m *Manager) Schedule(cl *Cluster, now int64, backfill bool) (Outcome, erro
 }
 
 func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
+	m.splitCorrespond(now)
 	snap, ids, actions := m.snapshot(cl, now, false)
 	if len(snap.Pending) == 0 {
 		m.licenseReasons(nil, ids, now)

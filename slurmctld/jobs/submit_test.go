@@ -44,7 +44,8 @@ func TestSubmitRejections(t *testing.T) {
 		// Real slurmctld accepts a job id that names no job (found by
 		// TestGoslurmCommandDiff's setup).
 		{"dependency on an unknown job", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("afterok:999") }, EnforceNo, 0},
-		{"dependency syntax", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("aftercorr:1") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
+		{"dependency syntax", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("afterfoo:1") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
+		{"dependency zero time", alice, func(d *msg.JobDesc) { d.Dependency = msg.Str("after:1+0") }, EnforceNo, slurmerr.ESLURM_DEPENDENCY},
 		{"negative nice by user", alice, func(d *msg.JobDesc) { d.Nice = niceOff - 5 }, EnforceNo, slurmerr.ESLURM_INVALID_NICE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
