@@ -326,7 +326,9 @@ func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, *reop
 	if cli.Verbose > 0 {
 		level = slurmlog.Raise(slurmlog.LevelInfo, cli.Verbose)
 	}
-	flags := []string(c.DebugFlags)
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	flags := slurmlog.NewFlagSet(c.DebugFlags)
 	var handlers []slog.Handler
 	var file *reopenFile
 	logFile := c.SlurmctldLogFile
@@ -338,12 +340,14 @@ func setupLog(cli *CLI, cfg *ctld.Config, stderr io.Writer) (*slog.Logger, *reop
 		if err := file.Reopen(); err != nil {
 			return nil, nil, err
 		}
-		handlers = append(handlers, slurmlog.New(file, slurmlog.Options{Level: level, DebugFlags: flags}))
+		handlers = append(handlers, slurmlog.New(file, slurmlog.Options{Level: lv, Flags: flags}))
 	}
 	if cli.Foreground || logFile == "" {
-		handlers = append(handlers, slurmlog.New(stderr, slurmlog.Options{Level: level, DebugFlags: flags, Program: "slurmctld"}))
+		handlers = append(handlers, slurmlog.New(stderr, slurmlog.Options{Level: lv, Flags: flags, Program: "slurmctld"}))
 	}
-	return slog.New(slurmlog.Fanout(handlers)), file, nil
+	// Controlled: scontrol setdebug and setdebugflags change both.
+	h := slurmlog.Controlled{Handler: slurmlog.Fanout(handlers), Level: lv, Flags: flags}
+	return slog.New(h), file, nil
 }
 
 // reopenFile is the log file, reopened by path on SIGUSR2 so that

@@ -81,9 +81,10 @@ type Controller struct {
 	// from, keep the old ones until slurmctld restarts.
 	keptHW map[string]nodeHW
 
-	jobs    *jobCore  // nil until AttachJobs
-	control *Control  // set by Control.Install: Run acts as the controller in control
-	resv    resvTable // advanced reservations (resv.go)
+	jobs    *jobCore   // nil until AttachJobs
+	control *Control   // set by Control.Install: Run acts as the controller in control
+	resv    resvTable  // advanced reservations (resv.go)
+	admin   adminState // what the debug RPCs changed (admin_rpc.go)
 
 	muxMu sync.RWMutex
 	mux   server.Mux
@@ -537,6 +538,7 @@ func (c *Controller) reconfigure(signal bool) error {
 		return loadErr
 	}
 	c.restoreParts(oldParts, oldDefault, signal)
+	c.adminFresh() // slurm.conf's log level and DebugFlags again
 	if c.jobs != nil && c.jobs.opts.Reconfig != nil {
 		if err := c.jobs.opts.Reconfig(cfg); err != nil {
 			return err

@@ -45,6 +45,7 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_LICENSE_INFO:             f(c.rpcLicenseInfo),
 		msgtype.REQUEST_REBOOT_NODES:             f(c.rpcRebootNodes),
 	}
+	c.addAdminRPCs(m)
 	for _, t := range notYet {
 		m[t] = f(c.rpcNotYet)
 	}

@@ -45,3 +45,19 @@ func (f Fanout) WithGroup(name string) slog.Handler {
 	}
 	return out
 }
+
+// Controlled is a handler whose threshold and DebugFlags can change while
+// it runs: a daemon builds its handlers on Level and Flags, and the debug
+// RPCs (scontrol setdebug, setdebugflags) find these setters on the
+// logger's handler.
+type Controlled struct {
+	slog.Handler
+	Level *slog.LevelVar
+	Flags *FlagSet
+}
+
+// SetLevel changes the threshold.
+func (c Controlled) SetLevel(l slog.Level) { c.Level.Set(l) }
+
+// SetDebugFlags replaces the enabled DebugFlags.
+func (c Controlled) SetDebugFlags(names []string) { c.Flags.Set(names) }

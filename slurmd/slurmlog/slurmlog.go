@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -90,6 +91,9 @@ type Options struct {
 	Level slog.Leveler
 	// DebugFlags are the enabled DebugFlags names.
 	DebugFlags []string
+	// Flags, when set, replaces DebugFlags with a set that may change
+	// while the handler runs (scontrol setdebugflags).
+	Flags *FlagSet
 	// Program, when set, selects the standard-error form "<Program>: ...";
 	// otherwise lines get the file form with a time stamp.
 	Program string
@@ -103,7 +107,7 @@ type Handler struct {
 	w     io.Writer
 	mu    *sync.Mutex
 	opts  Options
-	flags map[string]bool
+	flags *FlagSet
 	attrs []slog.Attr
 	group string
 	flag  string
@@ -117,12 +121,39 @@ func New(w io.Writer, opts Options) *Handler {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	flags := map[string]bool{}
-	for _, f := range opts.DebugFlags {
-		flags[strings.ToLower(f)] = true
+	flags := opts.Flags
+	if flags == nil {
+		flags = NewFlagSet(opts.DebugFlags)
 	}
 	return &Handler{w: w, mu: &sync.Mutex{}, opts: opts, flags: flags}
 }
+
+// FlagSet is a set of DebugFlags names, safe to change while handlers
+// read it.
+type FlagSet struct {
+	m atomic.Pointer[map[string]bool]
+}
+
+// NewFlagSet returns a set holding names.
+func NewFlagSet(names []string) *FlagSet {
+	s := &FlagSet{}
+	s.Set(names)
+	return s
+}
+
+// Set replaces the enabled flags.
+func (s *FlagSet) Set(names []string) {
+	m := make(map[string]bool, len(names))
+	for _, f := range names {
+		m[strings.ToLower(f)] = true
+	}
+	s.m.Store(&m)
+}
+
+// Has reports whether flag is enabled (case-insensitively).
+func (s *FlagSet) Has(flag string) bool { return (*s.m.Load())[strings.ToLower(flag)] }
+
+func (s *FlagSet) empty() bool { return len(*s.m.Load()) == 0 }
 
 // Enabled reports whether level passes the threshold. Flag-gated records
 // are filtered in Handle, where the flag is known.
@@ -132,7 +163,7 @@ func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
 	}
 	// A record may still carry FlagKey among its own attributes; those
 	// print at verbose, so let them through to Handle.
-	return h.passes(level) || h.passes(LevelVerbose) && len(h.flags) > 0
+	return h.passes(level) || h.passes(LevelVerbose) && !h.flags.empty()
 }
 
 func (h *Handler) passes(level slog.Level) bool {
@@ -140,7 +171,7 @@ func (h *Handler) passes(level slog.Level) bool {
 }
 
 // FlagEnabled reports whether a DebugFlags flag is on.
-func (h *Handler) FlagEnabled(flag string) bool { return h.flags[strings.ToLower(flag)] }
+func (h *Handler) FlagEnabled(flag string) bool { return h.flags.Has(flag) }
 
 // Handle formats and writes r.
 func (h *Handler) Handle(_ context.Context, r slog.Record) error {
