@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
@@ -178,8 +181,7 @@ func (c *Controller) rpcSetDebugFlags(_ context.Context, r *server.Request) *ser
 
 // rpcSetSchedLogLevel is _slurm_rpc_set_schedlog_level (scontrol
 // schedloglevel): disabled without SlurmSchedLogFile; the level is 0 or 1.
-// This controller writes no scheduler log, so only the level reported by
-// scontrol show config changes.
+// Level 1 writes the change to SlurmSchedLogFile, as 22.05 does.
 func (c *Controller) rpcSetSchedLogLevel(_ context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.SetDebugLevelRequest](r.Body)
 	if !c.Config().SuperUser(r.Identity.UID) {
@@ -196,7 +198,29 @@ func (c *Controller) rpcSetSchedLogLevel(_ context.Context, r *server.Request) *
 	st := c.adminFresh()
 	st.schedLevel = &v
 	c.confUpdate = c.now().Unix()
+	if v > 0 {
+		// sched_log_alter reopens the file; sched_info writes there only
+		// at level 1.
+		line := fmt.Sprintf("sched: [%s] Set scheduler log level to %d\n", c.now().Format("2006-01-02T15:04:05.000"), v)
+		if err := appendSchedLog(c.cfg.Conf.SlurmSchedLogFile, line); err != nil {
+			c.log.Error(fmt.Sprintf("set scheduler log level: %v", err))
+		}
+	}
 	return server.RC(0)
+}
+
+// appendSchedLog adds a line to SlurmSchedLogFile. Only the level change
+// is written there: this controller's scheduler does not log to it yet.
+func appendSchedLog(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o640)
+	if err != nil {
+		return fmt.Errorf("unable to open logfile `%s': %w", path, err)
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // rpcTopoInfo is _slurm_rpc_get_topo: the switches of topology.conf under
@@ -224,10 +248,70 @@ func (c *Controller) loadTopology() []msg.TopoSwitch {
 		c.log.Error(fmt.Sprintf("topology/tree: %s: %v", path, err))
 		return nil
 	}
+	nodes := c.switchNodes(t.Switches)
 	out := make([]msg.TopoSwitch, len(t.Switches))
 	for i, s := range t.Switches {
 		out[i] = msg.TopoSwitch{Level: s.Level, LinkSpeed: s.LinkSpeed, Name: optStr(s.Name),
-			Nodes: optStr(s.Nodes), Switches: optStr(s.Switches)}
+			Nodes: optStr(nodes[i]), Switches: optStr(s.Switches)}
+	}
+	return out
+}
+
+// switchNodes is what the topology/tree plugin reports as each switch's
+// nodes: a leaf's Nodes= as written; for the others the configured nodes
+// below them, in Slurm's sorted ranged form.
+func (c *Controller) switchNodes(sw []conf.Switch) []string {
+	idx := map[string]int{}
+	for i, s := range sw {
+		idx[s.Name] = i
+	}
+	below := make([]map[string]bool, len(sw))
+	maxLevel := uint16(0)
+	for i, s := range sw {
+		maxLevel = max(maxLevel, s.Level)
+		if s.Level != 0 {
+			continue
+		}
+		below[i] = map[string]bool{}
+		names, err := hostlist.Expand(s.Nodes)
+		if err != nil {
+			c.log.Error(fmt.Sprintf("Invalid node name (%s) in switch config (%s)", s.Nodes, s.Name))
+			continue
+		}
+		for _, n := range names {
+			if c.nodeIndex[n] != nil {
+				below[i][n] = true
+			}
+		}
+	}
+	// Children sit on lower levels, so one pass per level fills them in.
+	for l := uint16(1); l <= maxLevel; l++ {
+		for i, s := range sw {
+			if s.Level != l {
+				continue
+			}
+			below[i] = map[string]bool{}
+			children, _ := hostlist.Expand(s.Switches) // checked by LoadTopology
+			for _, ch := range children {
+				for n := range below[idx[ch]] {
+					below[i][n] = true
+				}
+			}
+		}
+	}
+	out := make([]string, len(sw))
+	for i, s := range sw {
+		if s.Level == 0 {
+			out[i] = s.Nodes
+			continue
+		}
+		var names []string
+		for _, n := range c.nodes {
+			if below[i][n.Name] {
+				names = append(names, n.Name)
+			}
+		}
+		out[i] = hostlist.CompressSorted(names)
 	}
 	return out
 }
