@@ -266,6 +266,7 @@ func (c *Controller) switchNodes(sw []conf.Switch) []string {
 		idx[s.Name] = i
 	}
 	below := make([]map[string]bool, len(sw))
+	var invalid []string
 	maxLevel := uint16(0)
 	for i, s := range sw {
 		maxLevel = max(maxLevel, s.Level)
@@ -281,8 +282,13 @@ func (c *Controller) switchNodes(sw []conf.Switch) []string {
 		for _, n := range names {
 			if c.nodeIndex[n] != nil {
 				below[i][n] = true
+			} else {
+				invalid = append(invalid, n)
 			}
 		}
+	}
+	if len(invalid) > 0 {
+		c.log.Error("WARNING: Invalid hostnames in switch configuration: " + hostlist.Compress(invalid))
 	}
 	// Children sit on lower levels, so one pass per level fills them in.
 	for l := uint16(1); l <= maxLevel; l++ {
