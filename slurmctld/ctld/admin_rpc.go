@@ -122,6 +122,14 @@ func (c *Controller) debugFlags() uint64 {
 	return conf.DebugFlagMask(c.cfg.Conf.DebugFlags)
 }
 
+// debugFlagOn reports whether a DebugFlags flag is on now (slurm.conf's,
+// or as setdebugflags left it). Takes the read lock.
+func (c *Controller) debugFlagOn(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.debugFlags()&conf.DebugFlagMask([]string{name}) != 0
+}
+
 // schedLogLevel is SlurmSchedLogLevel. Called under the read lock.
 func (c *Controller) schedLogLevel() uint16 {
 	if c.admin.cfg == c.cfg && c.admin.schedLevel != nil {

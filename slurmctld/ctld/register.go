@@ -35,7 +35,7 @@ func (c *Controller) rpcNodeRegistration(ctx context.Context, r *server.Request)
 		return server.RC(0)
 	}
 	if reg.HashVal != noVal && cfg.HashVal != noVal && reg.HashVal != cfg.HashVal &&
-		!hasFlag(cfg.Conf.DebugFlags, "NO_CONF_HASH") {
+		!c.debugFlagOn("NO_CONF_HASH") {
 		c.log.Error(fmt.Sprintf("Node %s appears to have a different slurm.conf than the slurmctld.  This could cause issues with communication and functionality.  Please review both files and make sure they are the same.  If this is expected ignore, and set DebugFlags=NO_CONF_HASH in your slurm.conf.", reg.NodeName.Value))
 	}
 	newlyUp, out, err := c.registerNode(reg, uint16(r.Header.Version))
