@@ -5,11 +5,13 @@ import (
 
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/pack"
 )
 
 // Bodies of the informational requests a controller without front-end
 // nodes, burst buffers or accounting still answers (scontrol show
-// frontend, burstbuffer, assoc_mgr) and of the event triggers (strigger).
+// frontend, burstbuffer, bbstat, assoc_mgr, update FrontendName=; sshare)
+// and of the event triggers (strigger).
 // 22.05 layouts from slurm_protocol_pack.c and assoc_mgr.c.
 
 // FrontEndInfoRequest is REQUEST_FRONT_END_INFO: time last_update.
@@ -133,6 +135,68 @@ func walkTriggerInfo(w fieldWalker, _ codec.Version, b *TriggerInfo) {
 	})
 }
 
+// BBStatusRequest is REQUEST_BURST_BUFFER_STATUS (scontrol show bbstat):
+// the arguments as a string array.
+type BBStatusRequest struct {
+	Argv []NullString
+}
+
+func walkBBStatusRequest(w fieldWalker, _ codec.Version, b *BBStatusRequest) { walkStrArray(w, &b.Argv) }
+
+// BBStatusResponse is RESPONSE_BURST_BUFFER_STATUS: str status.
+type BBStatusResponse struct {
+	Status NullString
+}
+
+func walkBBStatusResponse(w fieldWalker, _ codec.Version, b *BBStatusResponse) { w.str(&b.Status) }
+
+// UpdateFrontEndRequest is REQUEST_UPDATE_FRONT_END (scontrol update
+// FrontendName=): str name, u32 node_state, str reason, u32 reason_uid.
+type UpdateFrontEndRequest struct {
+	Name      NullString
+	NodeState uint32
+	Reason    NullString
+	ReasonUID uint32
+}
+
+func walkUpdateFrontEnd(w fieldWalker, _ codec.Version, b *UpdateFrontEndRequest) {
+	w.str(&b.Name)
+	w.u32(&b.NodeState)
+	w.str(&b.Reason)
+	w.u32(&b.ReasonUID)
+}
+
+// SharesRequest is REQUEST_SHARE_INFO (sshare): NO_VAL-able string lists
+// of accounts and users.
+type SharesRequest struct {
+	Accounts []NullString `slurm:"nullable"`
+	Users    []NullString `slurm:"nullable"`
+}
+
+func walkSharesRequest(w fieldWalker, _ codec.Version, b *SharesRequest) {
+	walkNullableStrList(w, &b.Accounts)
+	walkNullableStrList(w, &b.Users)
+}
+
+// SharesResponse is RESPONSE_SHARE_INFO: the TRES names, the association
+// share records (NO_VAL when there are none), u64 tot_shares. Without
+// accounting there are no associations: records fail the decode.
+type SharesResponse struct {
+	TRESNames []NullString
+	TotShares uint64
+}
+
+func walkSharesResponse(w fieldWalker, _ codec.Version, b *SharesResponse) {
+	walkStrArray(w, &b.TRESNames)
+	n := pack.NoVal
+	w.u32(&n)
+	if n != pack.NoVal && n != 0 {
+		w.fail(fmt.Errorf("%w: association share records", ErrPlugin))
+		return
+	}
+	w.u64(&b.TotShares)
+}
+
 func init() { registrars = append(registrars, registerAdminInfo) }
 
 func registerAdminInfo(g *codec.Registry) {
@@ -142,6 +206,11 @@ func registerAdminInfo(g *codec.Registry) {
 		bodyCodec("RESPONSE_BURST_BUFFER_INFO", walkBurstBufferInfoResponse))
 	g.Register(msgtype.REQUEST_ASSOC_MGR_INFO, bodyCodec("REQUEST_ASSOC_MGR_INFO", walkAssocMgrInfoRequest))
 	g.Register(msgtype.RESPONSE_ASSOC_MGR_INFO, bodyCodec("RESPONSE_ASSOC_MGR_INFO", walkAssocMgrInfoResponse))
+	g.Register(msgtype.REQUEST_BURST_BUFFER_STATUS, bodyCodec("REQUEST_BURST_BUFFER_STATUS", walkBBStatusRequest))
+	g.Register(msgtype.RESPONSE_BURST_BUFFER_STATUS, bodyCodec("RESPONSE_BURST_BUFFER_STATUS", walkBBStatusResponse))
+	g.Register(msgtype.REQUEST_UPDATE_FRONT_END, bodyCodec("REQUEST_UPDATE_FRONT_END", walkUpdateFrontEnd))
+	g.Register(msgtype.REQUEST_SHARE_INFO, bodyCodec("REQUEST_SHARE_INFO", walkSharesRequest))
+	g.Register(msgtype.RESPONSE_SHARE_INFO, bodyCodec("RESPONSE_SHARE_INFO", walkSharesResponse))
 	trig := bodyCodec("trigger_info_msg", walkTriggerInfo)
 	for _, t := range []msgtype.Type{
 		msgtype.REQUEST_TRIGGER_SET, msgtype.REQUEST_TRIGGER_GET, msgtype.REQUEST_TRIGGER_CLEAR,

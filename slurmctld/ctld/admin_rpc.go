@@ -67,6 +67,9 @@ func (c *Controller) addAdminRPCs(m server.Mux) {
 	m[msgtype.REQUEST_TOPO_INFO] = f(c.rpcTopoInfo)
 	m[msgtype.REQUEST_FRONT_END_INFO] = f(c.rpcFrontEndInfo)
 	m[msgtype.REQUEST_BURST_BUFFER_INFO] = f(c.rpcBurstBufferInfo)
+	m[msgtype.REQUEST_BURST_BUFFER_STATUS] = f(c.rpcBurstBufferStatus)
+	m[msgtype.REQUEST_UPDATE_FRONT_END] = f(c.rpcUpdateFrontEnd)
+	m[msgtype.REQUEST_SHARE_INFO] = f(c.rpcShareInfo)
 	m[msgtype.REQUEST_ASSOC_MGR_INFO] = f(c.rpcAssocMgrInfo)
 	m[msgtype.REQUEST_AUTH_TOKEN] = f(c.rpcAuthToken)
 	m[msgtype.REQUEST_TRIGGER_GET] = f(c.rpcTriggerGet)
@@ -346,6 +349,34 @@ func (c *Controller) rpcFrontEndInfo(_ context.Context, r *server.Request) *serv
 // buffer plugin: no plugin records.
 func (c *Controller) rpcBurstBufferInfo(context.Context, *server.Request) *server.Response {
 	return &server.Response{MsgType: msgtype.RESPONSE_BURST_BUFFER_INFO, Body: &msg.BurstBufferInfoResponse{}}
+}
+
+// rpcBurstBufferStatus is _slurm_rpc_burst_buffer_status without a burst
+// buffer plugin: no status text.
+func (c *Controller) rpcBurstBufferStatus(context.Context, *server.Request) *server.Response {
+	return &server.Response{MsgType: msgtype.RESPONSE_BURST_BUFFER_STATUS, Body: &msg.BBStatusResponse{}}
+}
+
+// rpcUpdateFrontEnd is _slurm_rpc_update_front_end on a build without
+// front-end nodes: operators are told the name is not a node.
+func (c *Controller) rpcUpdateFrontEnd(_ context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.UpdateFrontEndRequest](r.Body)
+	if !c.Config().SuperUser(r.Identity.UID) {
+		c.log.Error(fmt.Sprintf("Security violation, UPDATE_FRONT_END RPC from uid=%d", r.Identity.UID))
+		c.log.Info(fmt.Sprintf("_slurm_rpc_update_front_end for %s: %s", nullText(req.Name),
+			slurmerr.Message(slurmerr.ESLURM_USER_ID_MISSING)))
+		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	c.log.Info(fmt.Sprintf("_slurm_rpc_update_front_end for %s: %s", nullText(req.Name),
+		slurmerr.Message(slurmerr.ESLURM_INVALID_NODE_NAME)))
+	return server.RC(slurmerr.ESLURM_INVALID_NODE_NAME)
+}
+
+// rpcShareInfo is _slurm_rpc_get_shares without accounting: the
+// association manager has no association, so the reply is empty (no TRES
+// names either, as assoc_mgr_get_shares returns before filling them).
+func (c *Controller) rpcShareInfo(context.Context, *server.Request) *server.Response {
+	return &server.Response{MsgType: msgtype.RESPONSE_SHARE_INFO, Body: &msg.SharesResponse{}}
 }
 
 // rpcAssocMgrInfo is _slurm_rpc_assoc_mgr_info without accounting: the

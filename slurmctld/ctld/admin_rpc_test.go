@@ -175,6 +175,19 @@ func TestEmptySubsystems(t *testing.T) {
 	if rc := adminRC(t, adminServe(c, 65534, msgtype.REQUEST_AUTH_TOKEN, &msg.TokenRequest{Username: msg.Str("root")})); rc != slurmerr.ESLURM_USER_ID_MISSING {
 		t.Errorf("token for another user: rc %d", rc)
 	}
+	if r := adminServe(c, 1000, msgtype.REQUEST_BURST_BUFFER_STATUS, &msg.BBStatusRequest{}); r.Body.(*msg.BBStatusResponse).Status.Valid {
+		t.Errorf("bbstat: %#v", r.Body)
+	}
+	if r := adminServe(c, 1000, msgtype.REQUEST_SHARE_INFO, &msg.SharesRequest{}); r.MsgType != msgtype.RESPONSE_SHARE_INFO {
+		t.Errorf("shares: %v", r.MsgType)
+	}
+	upd := &msg.UpdateFrontEndRequest{Name: msg.Str("n1")}
+	if rc := adminRC(t, adminServe(c, 1000, msgtype.REQUEST_UPDATE_FRONT_END, upd)); rc != slurmerr.ESLURM_USER_ID_MISSING {
+		t.Errorf("update front end by a user: rc %d", rc)
+	}
+	if rc := adminRC(t, adminServe(c, 0, msgtype.REQUEST_UPDATE_FRONT_END, upd)); rc != slurmerr.ESLURM_INVALID_NODE_NAME {
+		t.Errorf("update front end: rc %d", rc)
+	}
 }
 
 func TestTriggers(t *testing.T) {

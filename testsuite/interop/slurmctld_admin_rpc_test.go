@@ -78,8 +78,8 @@ func nobody(args ...string) adminStep { return adminStep{nobody: true, args: arg
 
 // TestSlurmctldAdminRPCs compares real and our slurmctld on scontrol's
 // setdebug, setdebugflags, schedloglevel, show topology/frontend/
-// burstbuffer/assoc_mgr, token and strigger, without topology.conf or a
-// scheduler log.
+// burstbuffer/bbstat/assoc_mgr, update FrontendName=, token, sshare and
+// strigger, without topology.conf or a scheduler log.
 func TestSlurmctldAdminRPCs(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -110,6 +110,15 @@ func TestSlurmctldAdminRPCs(t *testing.T) {
 		root("scontrol", "show", "topology"),
 		root("scontrol", "show", "frontend"),
 		root("scontrol", "show", "burstbuffer"),
+		root("scontrol", "show", "bbstat"),
+		root("scontrol", "show", "dwstat"),
+		root("scontrol", "show", "frontend", "n1"),
+		root("scontrol", "show", "topology", "n1"),
+		root("scontrol", "update", "FrontendName=n1", "State=DRAIN", "Reason=x"),
+		nobody("scontrol", "update", "FrontendName=n1", "State=DRAIN", "Reason=x"),
+		root("sshare"),
+		root("sshare", "-a", "-l"),
+		nobody("sshare", "-u", "root"),
 		root("scontrol", "show", "assoc_mgr"),
 		root("scontrol", "show", "assoc_mgr", "flags=users"),
 		nobody("scontrol", "show", "assoc_mgr"),
@@ -131,6 +140,9 @@ func TestSlurmctldAdminRPCs(t *testing.T) {
 		"set scheduler log level failed: no log file!",
 		"set scheduler log level request from non-super user uid=65534",
 		"Security violation, REQUEST_TRIGGER_SET RPC from uid=65534",
+		"_slurm_rpc_update_front_end for n1: Invalid node name specified",
+		"Security violation, UPDATE_FRONT_END RPC from uid=65534",
+		"_slurm_rpc_update_front_end for n1: Invalid user id",
 	}
 	want, got := ctldOnBoth(t, c, real, ours, adminScenario(steps, logLines))
 	t.Logf("real slurmctld:\n%s", want)

@@ -215,6 +215,10 @@ func TestSlurmctldAdminWire(t *testing.T) {
 		{args: []string{"scontrol", "show", "assoc_mgr"}},
 		// Not qos=: 22.05 without accounting crashes on a QOS filter.
 		{args: []string{"scontrol", "show", "assoc_mgr", "users=root,nobody", "accounts=a,b", "flags=users,assoc,qos"}},
+		{args: []string{"scontrol", "show", "bbstat", "a", "b"}},
+		{args: []string{"scontrol", "update", "FrontendName=n1", "State=RESUME"}},
+		{args: []string{"sshare", "-a"}},
+		{args: []string{"sshare", "-u", "root", "-A", "a,b"}},
 		{args: []string{"scontrol", "token"}},
 		{args: []string{"scontrol", "token", "username=nobody", "lifespan=60"}},
 		{args: []string{"scontrol", "setdebug", "debug"}},
