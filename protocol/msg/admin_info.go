@@ -141,7 +141,9 @@ type BBStatusRequest struct {
 	Argv []NullString
 }
 
-func walkBBStatusRequest(w fieldWalker, _ codec.Version, b *BBStatusRequest) { walkStrArray(w, &b.Argv) }
+func walkBBStatusRequest(w fieldWalker, _ codec.Version, b *BBStatusRequest) {
+	walkStrArray(w, &b.Argv)
+}
 
 // BBStatusResponse is RESPONSE_BURST_BUFFER_STATUS: str status.
 type BBStatusResponse struct {
