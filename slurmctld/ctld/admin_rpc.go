@@ -413,7 +413,8 @@ func assocTRES(extra []string) []string {
 
 // rpcAuthToken is _slurm_rpc_auth_token without auth/jwt: the requester's
 // checks are made as 22.05 makes them, then no token can be generated, so
-// the reply carries none (scontrol prints "Error fetching token").
+// the reply carries none (scontrol prints "Error fetching token"). With
+// AuthAltTypes=auth/jwt it is the same, as goslurm has no auth/jwt yet.
 func (c *Controller) rpcAuthToken(_ context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.TokenRequest](r.Body)
 	cfg := c.Config()
@@ -433,6 +434,9 @@ func (c *Controller) rpcAuthToken(_ context.Context, r *server.Request) *server.
 	case !req.Username.Valid && name == "":
 		c.log.Error(fmt.Sprintf("_slurm_rpc_auth_token: attempt to retrieve a token for a missing username by UID=%d", uid))
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	if cfg.Conf.AuthAltTypes.Has("auth/jwt") {
+		c.log.Error("_slurm_rpc_auth_token: auth/jwt is not supported by goslurm's slurmctld, no token generated")
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_AUTH_TOKEN, Body: &msg.TokenResponse{}}
 }
