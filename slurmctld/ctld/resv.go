@@ -98,7 +98,10 @@ type resvRec struct {
 	Duration   uint32 // minutes; NO_VAL when EndTime was given
 	Flags      uint64
 	// Full is RESV_CTLD_FULL_NODE: whole nodes (no CoreCnt).
-	Full          bool
+	Full bool
+	// Cores are a core reservation's cores (Full false), one entry per
+	// node of Nodes, same order.
+	Cores         []resvNodeCores `json:",omitempty"`
 	PurgeCompTime uint32
 	// IdleStart is when the reservation last found itself without jobs
 	// (idle_start_time); 0 while jobs use it.
@@ -495,6 +498,20 @@ func (c *Controller) resvUsed(name string) bool {
 	return false
 }
 
+// resvHasJobs is delete_resv's _is_resv_used: a job not finished yet,
+// pending ones included, names the reservation.
+func (c *Controller) resvHasJobs(name string) bool {
+	if c.jobs == nil {
+		return false
+	}
+	for _, j := range c.jobs.m.Jobs() {
+		if !j.Finished() && j.Reservation == name {
+			return true
+		}
+	}
+	return false
+}
+
 // pickNodes is _select_nodes for whole nodes: count nodes of the
 // partition that are up and available, not in another reservation whose
 // window meets this one (unless MAINT or OVERLAP), with the features
@@ -540,7 +557,9 @@ func (c *Controller) pickNodes(p *Partition, count uint32, start, end int64, fla
 
 func (c *Controller) inOtherResv(node string, start, end int64, flags uint64, now int64) bool {
 	for _, r := range c.resv.list {
-		if !slices.Contains(r.Nodes, node) {
+		// Core reservations leave their nodes to whole-node ones
+		// (_filter_resv without a core bitmap).
+		if !r.Full || !slices.Contains(r.Nodes, node) {
 			continue
 		}
 		rs, re := r.relTimes(now)
@@ -555,6 +574,13 @@ func (c *Controller) inOtherResv(node string, start, end int64, flags uint64, no
 // CPUs of the nodes.
 func (c *Controller) resvTRES(r *resvRec) (cores uint32, tres string) {
 	var cpus uint64
+	if !r.Full {
+		cores, cpus = c.coreTRES(r)
+		if cpus > 0 {
+			tres = fmt.Sprintf("cpu=%d", cpus)
+		}
+		return cores, tres
+	}
 	for _, name := range r.Nodes {
 		if n := c.nodeIndex[name]; n != nil {
 			cores += uint32(n.Sockets) * uint32(n.Cores)
@@ -657,13 +683,8 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 	switch {
 	case flags&resvTimeFloat != 0 && flags&resvReoccurring != 0:
 		return "", resvErr(slurmerr.ESLURM_NOT_SUPPORTED)
-	case d.CoreCnt != nil:
-		// Core reservations need per-core bookkeeping in the scheduler
-		// (cores of a node held for some jobs, the rest for others);
-		// refused as Slurm refuses them with a select plugin that
-		// cannot reserve cores.
-		return "", resvErr(slurmerr.ESLURM_INVALID_CPU_COUNT)
 	}
+	cores := d.CoreCnt != nil
 	// Features select NodeCnt= nodes; with Nodes= they are only kept.
 	r.Features = d.Features.Value
 	switch {
@@ -690,10 +711,22 @@ func (c *Controller) createResv(d *msg.ReservationDesc) (string, error) {
 		if flags&resvOverlap == 0 && c.resvOverlap(start, end, flags, nodes, nil) {
 			return "", resvErr(slurmerr.ESLURM_RESERVATION_OVERLAP)
 		}
-		if c.jobOverlap(start, flags&^resvTimeFloat, nodes, "") {
+		if !cores && c.jobOverlap(start, flags&^resvTimeFloat, nodes, "") {
 			return "", resvErr(slurmerr.ESLURM_NODES_BUSY)
 		}
 		r.Nodes = nodes
+		if cores {
+			var err error
+			if part, err = c.createCoreResv(r, d, part, nodes, flags); err != nil {
+				return "", err
+			}
+		}
+	case flags&resvAnyNodes == 0 && cores:
+		flags &^= resvPartNodes
+		var err error
+		if part, err = c.createCoreResv(r, d, part, nil, flags); err != nil {
+			return "", err
+		}
 	case flags&resvAnyNodes == 0:
 		flags &^= resvPartNodes
 		var count uint32
@@ -764,11 +797,12 @@ func (c *Controller) updateResv(d *msg.ReservationDesc) error {
 	if old == nil {
 		return resvErr(slurmerr.ESLURM_RESERVATION_INVALID)
 	}
-	if d.CoreCnt != nil {
+	if d.CoreCnt != nil || !old.Full && (d.NodeCnt != nil || d.NodeList.Valid) {
 		return resvErr(slurmerr.ESLURM_CORE_RESERVATION_UPDATE)
 	}
 	r := *old
 	r.Nodes = slices.Clone(old.Nodes)
+	r.Cores = slices.Clone(old.Cores)
 	skip := false
 	if f := d.Flags; f != noVal64 {
 		for _, p := range []struct{ on, off uint64 }{
@@ -1045,7 +1079,7 @@ func (c *Controller) deleteResv(name string) error {
 	if i < 0 {
 		return resvErr(slurmerr.ESLURM_RESERVATION_INVALID)
 	}
-	if c.resvUsed(name) {
+	if c.resvHasJobs(name) {
 		return resvErr(slurmerr.ESLURM_RESERVATION_BUSY)
 	}
 	c.resv.list = slices.Delete(c.resv.list, i, i+1)

@@ -120,6 +120,7 @@ func (c *Controller) resvRecord(rv *resvRec, idx map[string]int, now int64) msg.
 		Name: msg.Str(rv.Name), NodeCnt: uint32(len(rv.Nodes)), NodeList: opt(hostlist.Compress(rv.Nodes)),
 		Partition: opt(rv.Partition), PurgeCompTime: rv.PurgeCompTime, Watts: rv.Watts, StartTime: start,
 		TRES: opt(tres), Users: opt(rv.Users), Groups: opt(rv.Groups), NodeInx: msg.NullBitmap,
+		CoreSpec: rv.coreSpec(),
 	}
 	if len(rv.Nodes) > 0 {
 		var set []int

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // ResvStateName is the file in StateSaveLocation that keeps the
@@ -62,6 +63,7 @@ func (c *Controller) AttachReservations(o ResvOptions) error {
 			}
 		}
 		r.Nodes = nodes
+		r.Cores = slices.DeleteFunc(r.Cores, func(rc resvNodeCores) bool { return c.nodeIndex[rc.Node] == nil })
 		c.resv.list = append(c.resv.list, r)
 	}
 	c.setResvNodeFlags(now)
