@@ -196,6 +196,15 @@ func TestResvCorePersist(t *testing.T) {
 		got["a"].CoreCnt != 2 || got["b"].CoreCnt != 1 {
 		t.Fatalf("recovered: %+v", got)
 	}
+	// The scheduler's view: cores by node index, nil for whole nodes.
+	c2.mu.RLock()
+	views := c2.jobReservations()
+	c2.mu.RUnlock()
+	for _, v := range views {
+		if v.Name == "a" && (len(v.Cores) != 1 || !equalStrings([]string{coreIDs(v.Cores[0])}, []string{"0-1"})) {
+			t.Errorf("scheduler view of a: %v", v.Cores)
+		}
+	}
 	if rc := coreCreate(c2, coreResv{name: "c", nodes: "n1", cores: []uint32{1}, start: now}); rc != 0 {
 		t.Fatal(slurmerr.Message(rc))
 	}

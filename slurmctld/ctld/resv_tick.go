@@ -256,6 +256,14 @@ func (c *Controller) jobReservations() []jobs.Reservation {
 				jr.Nodes = append(jr.Nodes, i)
 			}
 		}
+		if !r.Full {
+			jr.Cores = make(map[int][]uint16, len(r.Cores))
+			for _, rc := range r.Cores {
+				if i, ok := idx[rc.Node]; ok {
+					jr.Cores[i] = slices.Clone(rc.Cores)
+				}
+			}
+		}
 		out = append(out, jr)
 	}
 	return out

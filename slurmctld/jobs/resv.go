@@ -33,6 +33,9 @@ type Reservation struct {
 	// AnyNodes (ANY_NODES): its jobs may use any node (see
 	// sched.Reservation.AnyNodes).
 	AnyNodes bool
+	// Cores, for a core reservation (CoreCnt=), are its cores by node
+	// index (see sched.Reservation.Cores); nil for whole nodes.
+	Cores map[int][]uint16
 
 	// Users (uids) and Accounts may use it; the Not forms (Users=-name)
 	// list who may not. Empty lists do not restrict.
@@ -112,7 +115,7 @@ func (cl *Cluster) schedReservations() []sched.Reservation {
 	out := make([]sched.Reservation, 0, len(cl.Reservations))
 	for _, rv := range cl.Reservations {
 		sr := sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint, Flex: rv.Flex,
-			AnyNodes: rv.AnyNodes}
+			AnyNodes: rv.AnyNodes, Cores: rv.Cores}
 		if rv.Magnetic && !rv.TimeFloat {
 			sr.Magnetic = true
 			sr.Users, sr.UsersNot, sr.Accounts, sr.AccountsNot = rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot

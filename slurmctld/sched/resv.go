@@ -33,6 +33,10 @@ type Reservation struct {
 	// any node no other reservation holds during their run; it may
 	// hold no nodes at all (only licenses).
 	AnyNodes bool
+	// Cores, for a core reservation (CoreCnt=), are its cores on each
+	// of its nodes (node index -> node-local core ids); nil for a
+	// whole-node reservation (resvcores.go).
+	Cores map[int][]uint16
 	// Who may use it, for MAGNETIC (see ResvAccess).
 	Users       []uint32
 	UsersNot    bool
@@ -174,7 +178,7 @@ func (c *cluster) resvPass(out []outcome) []Start {
 	}
 	for i := range s.Reservations {
 		rv := &s.Reservations[i]
-		if rv.End <= c.now {
+		if rv.End <= c.now || rv.partial() {
 			continue
 		}
 		start := max(rv.Start, c.now)
@@ -184,6 +188,7 @@ func (c *cluster) resvPass(out []outcome) []Start {
 			}
 		}
 	}
+	c.holdResvCores()
 	c.maintReasons(out)
 	return starts
 }
@@ -228,9 +233,20 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 		}
 		pl, ok := placement{}, false
 		if c.now >= rv.Start && c.now < rv.End {
-			if rv.AnyNodes {
+			switch {
+			case rv.AnyNodes:
 				pl, ok = try(c.flexMask(rv, c.now+r.duration))
-			} else {
+			case rv.partial():
+				// Placed and allocated on the reserved cores only.
+				restore := c.onlyCores(rv)
+				if pl, ok = try(mask); ok {
+					a := c.allocate(r, pl)
+					restore()
+					o.started = true
+					return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a}, true
+				}
+				restore()
+			default:
 				pl, ok = try(mask)
 			}
 		}
@@ -254,7 +270,7 @@ func (c *cluster) flexMask(rv *Reservation, end int64) *bitset.BitSet {
 	m.FlipRange(0, c.n)
 	for i := range c.snap.Reservations {
 		o := &c.snap.Reservations[i]
-		if o == rv || o.Start >= end || o.End <= c.now {
+		if o == rv || o.Start >= end || o.End <= c.now || o.partial() {
 			continue
 		}
 		for _, ni := range o.Nodes {
@@ -303,7 +319,7 @@ func (c *cluster) maintReasons(out []outcome) {
 	s := c.snap
 	var maint []*Reservation
 	for i := range s.Reservations {
-		if rv := &s.Reservations[i]; rv.Maint && rv.End > c.now {
+		if rv := &s.Reservations[i]; rv.Maint && rv.End > c.now && !rv.partial() {
 			maint = append(maint, rv)
 		}
 	}
@@ -403,7 +419,7 @@ func (c *cluster) fitsOutsideResv(r *request) bool {
 	end := c.now + r.duration
 	for i := range c.snap.Reservations {
 		rv := &c.snap.Reservations[i]
-		if rv.Start >= end || rv.End <= c.now {
+		if rv.Start >= end || rv.End <= c.now || rv.partial() {
 			continue
 		}
 		for _, ni := range rv.Nodes {
@@ -445,7 +461,7 @@ func (c *cluster) fitsOutsideResv(r *request) bool {
 func (c *cluster) resvSpans() {
 	for i := range c.snap.Reservations {
 		rv := &c.snap.Reservations[i]
-		if rv.End <= c.now {
+		if rv.End <= c.now || rv.partial() {
 			continue
 		}
 		k := (max(rv.Start, c.now) - c.now) / c.res

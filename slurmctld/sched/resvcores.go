@@ -1,0 +1,106 @@
+package sched
+
+import "slices"
+
+// Core reservations (Reservation.Cores): some cores of their nodes are
+// held, not the whole nodes. A job of the reservation runs on those cores
+// only (job_test_resv's exc_core_bitmap, the complement of the
+// reservation's cores); the other jobs may use the other cores of the
+// nodes, but not the reserved ones while the reservation lasts.
+
+// partial reports a core reservation.
+func (rv *Reservation) partial() bool { return rv.Cores != nil }
+
+// onlyCores takes the free cores of rv's nodes that rv does not hold out
+// of the free state, so a placement tried now uses the reserved cores
+// only; the returned function puts them back (the placement took free
+// cores, which were all reserved ones, so nothing it took is restored).
+func (c *cluster) onlyCores(rv *Reservation) func() {
+	type hidden struct {
+		ni    int
+		cores []int
+	}
+	var hid []hidden
+	for ni, keep := range rv.Cores {
+		if ni < 0 || uint(ni) >= c.n {
+			continue
+		}
+		h := hidden{ni: ni}
+		for k := 0; k < c.nodes[ni].Cores(); k++ {
+			w, bit := c.coreOff[ni]+k/64, uint64(1)<<(k%64)
+			if c.coreBits[w]&bit != 0 && !slices.Contains(keep, uint16(k)) {
+				c.coreBits[w] &^= bit
+				c.freeCore[ni]--
+				h.cores = append(h.cores, k)
+			}
+		}
+		if c.freeCore[ni] <= 0 {
+			c.hasFree.Clear(uint(ni))
+		}
+		hid = append(hid, h)
+	}
+	return func() {
+		var nodes []int
+		for _, h := range hid {
+			for _, k := range h.cores {
+				c.coreBits[c.coreOff[h.ni]+k/64] |= 1 << (k % 64)
+				c.freeCore[h.ni]++
+			}
+			if c.freeCore[h.ni] > 0 && !c.excl[h.ni] {
+				c.hasFree.Set(uint(h.ni))
+			}
+			nodes = append(nodes, h.ni)
+		}
+		c.refreshClasses(nodes)
+	}
+}
+
+// holdResvCores takes the reserved cores of the core reservations not
+// over yet out of the free state until their end, for the jobs that do
+// not run in them: held like the cores of a job that ends with the
+// reservation, so a whole-node job does not get the node either
+// (job_test_resv drops such nodes for jobs that will not share them).
+// A reservation that starts later is held from now: the pass does not
+// check each job's run against a reservation's cores.
+func (c *cluster) holdResvCores() {
+	for i := range c.snap.Reservations {
+		rv := &c.snap.Reservations[i]
+		if !rv.partial() || rv.End <= c.now {
+			continue
+		}
+		var nodes []int
+		for ni, cores := range rv.Cores {
+			if ni < 0 || uint(ni) >= c.n {
+				continue
+			}
+			c.holdCores(ni, cores, rv.End)
+			nodes = append(nodes, ni)
+		}
+		slices.Sort(nodes)
+		c.refreshClasses(nodes)
+	}
+}
+
+// holdCores takes the given cores of node ni, those still free, until
+// end, as take does for a job's.
+func (c *cluster) holdCores(ni int, cores []uint16, end int64) {
+	off := c.coreOff[ni]
+	var taken int32
+	for _, k := range cores {
+		w, bit := off+int(k)/64, uint64(1)<<(k%64)
+		if w < c.coreOff[ni+1] && c.coreBits[w]&bit != 0 {
+			c.coreBits[w] &^= bit
+			taken++
+		}
+	}
+	c.freeCore[ni] -= taken
+	c.jobsOn[ni]++
+	c.idle.Clear(uint(ni))
+	if c.freeCore[ni] <= 0 {
+		c.hasFree.Clear(uint(ni))
+	}
+	c.rel[ni] = append(c.rel[ni], release{
+		at: end, b: int32(min((end-c.now+c.res-1)/c.res, int64(c.nb))), cores: taken, gres: -1,
+	})
+	c.sortReleases(ni)
+}
