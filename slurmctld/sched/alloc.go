@@ -1,6 +1,9 @@
 package sched
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // allocate turns a placement into an Allocation starting now, takes its
 // resources from the free state and records their release.
@@ -34,12 +37,15 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		} else {
 			cores = make([]uint16, 0, want)
 		}
+		held := c.futureHeld(ni, a.End)
 		for w := c.coreOff[ni]; !r.over && w < c.coreOff[ni+1] && len(cores) < want; w++ {
 			word := c.coreBits[w]
 			for word != 0 && len(cores) < want {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
-				cores = append(cores, uint16((w-c.coreOff[ni])*64+b))
+				if k := uint16((w-c.coreOff[ni])*64 + b); held == nil || !slices.Contains(held, k) {
+					cores = append(cores, k)
+				}
 			}
 		}
 		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))

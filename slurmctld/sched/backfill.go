@@ -294,12 +294,31 @@ func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 	if r.ntpn > 0 {
 		maxCap = int32(r.ntpn)
 	}
+	// Free cores that core reservations starting later hold are out
+	// until the last of those ends (resvcores.go).
+	heldFree, heldEnd := c.futureHold(ni)
+	cores -= heldFree
 	start := len(c.steps)
 	cur := int32(0)
 	if !gated || jobs == 0 {
 		cur = int32(c.capacityGres(r, ni, cores, mem, gfree))
 	}
 	c.steps = append(c.steps, step{0, cur})
+	back := func(bk int32) {
+		cores += heldFree
+		heldFree = 0
+		if gated && jobs > 0 {
+			return
+		}
+		if v := int32(c.capacityGres(r, ni, cores, mem, gfree)); v != cur {
+			cur = v
+			if last := &c.steps[len(c.steps)-1]; last.b == bk {
+				last.cap = v
+			} else {
+				c.steps = append(c.steps, step{bk, v})
+			}
+		}
+	}
 	rels := c.rel[ni]
 	for k := range rels {
 		if cur >= maxCap {
@@ -307,6 +326,9 @@ func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 		}
 		rl := &rels[k]
 		bk := rl.b
+		if heldFree > 0 && heldEnd <= bk && heldEnd < nb {
+			back(heldEnd)
+		}
 		if bk >= nb {
 			break
 		}
@@ -338,6 +360,9 @@ func (c *cluster) rawSteps(r *request, ni int, gfree []uint64) {
 		} else {
 			c.steps = append(c.steps, step{bk, v})
 		}
+	}
+	if heldFree > 0 && heldEnd < nb && cur < maxCap {
+		back(heldEnd)
 	}
 	// Drop a node that never has capacity in the window.
 	for _, st := range c.steps[start:] {

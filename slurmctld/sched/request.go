@@ -384,6 +384,12 @@ func (c *cluster) capacityNow(r *request, ni int) int {
 	cores := c.freeCore[ni]
 	if r.over {
 		cores = c.shareable(ni, r.maxShare)
+	} else if held := c.futureHeld(ni, c.now+r.duration); held != nil {
+		// A core reservation starts during the run (resvcores.go).
+		if r.whole {
+			return 0
+		}
+		cores -= c.freeHeld(ni, held)
 	}
 	return c.capacityWith(r, ni, cores, c.freeMem[ni], gresFree)
 }

@@ -419,7 +419,9 @@ func (c *cluster) fitsOutsideResv(r *request) bool {
 	end := c.now + r.duration
 	for i := range c.snap.Reservations {
 		rv := &c.snap.Reservations[i]
-		if rv.Start >= end || rv.End <= c.now || rv.partial() {
+		// A core reservation holds its nodes from whole-node jobs only
+		// (job_test_resv); the others fit beside it.
+		if rv.Start >= end || rv.End <= c.now || rv.partial() && !r.whole {
 			continue
 		}
 		for _, ni := range rv.Nodes {

@@ -25,6 +25,7 @@ func TestResvCorePlacement(t *testing.T) {
 		cores  []uint16 // started on these cores of node
 		reason Reason   // else pending with this reason
 		start  int64    // expected start of a pending job, when not 0
+		desc   string
 	}
 	cases := []struct {
 		name     string
@@ -80,6 +81,34 @@ func TestResvCorePlacement(t *testing.T) {
 		jobs:  []Job{mkJob(1, tasks(4))},
 		want:  []want{{id: 1, node: 0, cores: []uint16{0, 1, 2, 3}}},
 	}, {
+		name:  "job ending before a later reservation uses its cores",
+		nodes: 1,
+		resv:  []Reservation{coreResv("c", 5000, 9000, map[int][]uint16{0: {0, 1}})},
+		jobs:  []Job{mkJob(1, tasks(4), limit(60))},
+		want:  []want{{id: 1, node: 0, cores: []uint16{0, 1, 2, 3}}},
+	}, {
+		name:  "job running into a later reservation keeps off its cores",
+		nodes: 1,
+		resv:  []Reservation{coreResv("c", 5000, 9000, map[int][]uint16{0: {0, 1}})},
+		jobs:  []Job{mkJob(1, tasks(2), limit(120)), mkJob(2, tasks(1), limit(120))},
+		want:  []want{{id: 1, node: 0, cores: []uint16{2, 3}}, {id: 2, reason: ReasonResources}},
+	}, {
+		name:     "backfill: job running into a later reservation keeps off its cores",
+		nodes:    1,
+		resv:     []Reservation{coreResv("c", 5000, 9000, map[int][]uint16{0: {0, 1}})},
+		running:  []Allocation{running(9, 100000, 1, 0)},
+		jobs:     []Job{mkJob(1, tasks(3), limit(120)), mkJob(3, tasks(1), limit(10))},
+		backfill: true,
+		want:     []want{{id: 1, reason: ReasonResources}, {id: 3, node: 0, cores: []uint16{1}}},
+	}, {
+		name:     "whole-node job and a later reservation",
+		nodes:    2,
+		resv:     []Reservation{coreResv("c", 5000, 9000, map[int][]uint16{0: {0}, 1: {0}})},
+		jobs:     []Job{mkJob(1, exclusive(), limit(120)), mkJob(2, exclusive(), limit(10))},
+		backfill: true,
+		want: []want{{id: 1, reason: ReasonReqNodeNotAvail, desc: DescMayBeReserved},
+			{id: 2, node: 0, cores: []uint16{0, 1, 2, 3}}},
+	}, {
 		name:     "backfill sees the cores come back at the end",
 		nodes:    1,
 		resv:     []Reservation{coreResv("c", 0, 7000, map[int][]uint16{0: {0, 1}})},
@@ -106,6 +135,9 @@ func TestResvCorePlacement(t *testing.T) {
 				pd := mustPend(t, p, w.id, w.reason)
 				if w.start != 0 && pd.StartTime != w.start {
 					t.Errorf("job %d expected start %d, want %d", w.id, pd.StartTime, w.start)
+				}
+				if pd.Desc != w.desc {
+					t.Errorf("job %d desc %q, want %q", w.id, pd.Desc, w.desc)
 				}
 			}
 		})

@@ -62,6 +62,10 @@ type cluster struct {
 	// skip marks the pending jobs resvPass dealt with (nil without
 	// advanced reservations).
 	skip []bool
+	// coreFuture, per node, the cores of core reservations that start
+	// later (resvcores.go); nil without any.
+	coreFuture  [][]futureCores
+	futureNodes *bitset.BitSet // the nodes with some coreFuture
 
 	oneWeight          bool  // every node has the same weight
 	scratchC, scratchK []int // candidate lists reused between jobs

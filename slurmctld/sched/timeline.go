@@ -518,14 +518,25 @@ func (c *cluster) tryNowIndexed(r *request) (placement, bool) {
 		}
 		now := cc.capPos[:c.words] // capacity now
 		for w, word := range cc.mask.Words() {
-			word &= now[w]
+			// Nodes of core reservations starting later: the
+			// timeline keeps off their cores, the test is the job's
+			// own run (resvcores.go).
+			fut := uint64(0)
+			if c.futureNodes != nil {
+				fut = word & c.futureNodes.Words()[w]
+			}
+			word = word&now[w] | fut
 			if lev != nil {
 				word &= lev[w]
 			}
 			for word != 0 {
 				ni := w*64 + bits.TrailingZeros64(word)
 				word &= word - 1
-				if k := cc.capStart[ni]; k > 0 && c.resvFirst[ni] >= end {
+				k := cc.capStart[ni]
+				if fut != 0 && c.coreFuture[ni] != nil {
+					k = int32(c.capacityNow(r, ni))
+				}
+				if k > 0 && c.resvFirst[ni] >= end {
 					if len(cands) > 0 && ni != cands[len(cands)-1]+1 {
 						endRun(len(cands))
 					}

@@ -185,3 +185,139 @@ func TestSlurmctldResvCoresRecovery(t *testing.T) {
 		t.Errorf("c3 after restart:\n%s", o)
 	}
 }
+
+// resvCoreMore: core counts split over nodes, per-node counts,
+// FIRST_CORES, MAINT over other reservations' cores, a reservation
+// starting later, and whole-node jobs beside core reservations.
+var resvCoreMore = []resvStep{
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=split", "StartTime=now", "Duration=60",
+		"NodeCnt=2", "CoreCnt=5", "Users=root"}},
+	{args: []string{"scontrol", "delete", "ReservationName=split"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=per", "StartTime=now", "Duration=60",
+		"Nodes=n[1-2]", "CoreCnt=1,2", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=first", "StartTime=now", "Duration=60",
+		"NodeCnt=1", "CoreCnt=2", "Flags=FIRST_CORES", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=mnt", "StartTime=now", "Duration=60",
+		"Nodes=n1", "CoreCnt=4", "Flags=MAINT", "Users=root"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=ovr", "StartTime=now", "Duration=60",
+		"Nodes=n2", "CoreCnt=3", "Flags=OVERLAP", "Users=root"}},
+	{args: []string{"scontrol", "delete", "ReservationName=mnt"}},
+	{args: []string{"scontrol", "delete", "ReservationName=ovr"}},
+	{args: []string{"scontrol", "create", "reservation", "ReservationName=soon", "StartTime=now+1hour", "Duration=60",
+		"Nodes=n2", "CoreCnt=2", "Users=root"}},
+}
+
+var resvCoreMoreJobs = []struct {
+	name  string
+	args  []string
+	state string
+}{
+	{"insoon", []string{"--reservation=soon", "-n1"}, "PENDING"},
+	{"excl", []string{"--exclusive"}, "PENDING"},
+	{"short", []string{"-n3", "-t", "5"}, "RUNNING"},
+	{"inper", []string{"--reservation=per", "-n3", "-N2"}, "RUNNING"},
+}
+
+func resvCoreMoreScenario(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for i, s := range resvCoreMore {
+		out[stepKey(i, s.args)] = ctldRun(c, s.args...)
+	}
+	// Real slurmctld sends a core reservation's cores (CoreIDs=) only
+	// once it has saved its state; ours always does.
+	_ = c.Poll(30*time.Second, func() bool {
+		o, _, err := c.Run("scontrol", "show", "reservation")
+		return err == nil && strings.Count(o, "CoreIDs=") == 3
+	})
+	out["show res before jobs"] = ctldRun(c, "scontrol", "show", "reservation")
+	for i, j := range resvCoreMoreJobs {
+		id := uint32(i + 1)
+		args := append([]string{"-J", j.name, "-t", "10", "-o", "/dev/null"}, j.args...)
+		out["sbatch "+j.name] = ctldRun(c, append(append([]string{"sbatch"}, args...), "--wrap", "sleep 120")...)
+		_ = c.Poll(40*time.Second, func() bool { return ctldJobState(c, id) == j.state })
+	}
+	if err := c.Poll(40*time.Second, func() bool {
+		o, _, err := c.Run("squeue", "-h", "-t", "PD", "-o", "%r")
+		return err == nil && !strings.Contains(o, "None") && !strings.Contains(o, "Priority")
+	}); err != nil {
+		t.Logf("pending reasons not set: %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	out["squeue"] = ctldRun(c, "squeue", "-o", "%i %j %T %r %N %C")
+	for i := range resvCoreMoreJobs {
+		id := fmt.Sprint(i + 1)
+		out["job "+id] = jobDetail(ctldRun(c, "scontrol", "show", "job", "-d", id))
+	}
+	// Real slurmctld sets the reserved flag of nodes every 5 s.
+	_ = c.Poll(15*time.Second, func() bool {
+		o, _, err := c.Run("scontrol", "show", "node", "n1")
+		return err == nil && strings.Contains(o, "RESERVED")
+	})
+	out["show node n1"] = nodeState(ctldRun(c, "scontrol", "show", "node", "n1"))
+	return out
+}
+
+// nodeState keeps the State= and CPUAlloc= of scontrol show node.
+func nodeState(s string) string {
+	var b strings.Builder
+	for _, f := range strings.Fields(s) {
+		if strings.HasPrefix(f, "State=") || strings.HasPrefix(f, "CPUAlloc=") {
+			b.WriteString(f + " ")
+		}
+	}
+	return b.String() + "\n"
+}
+
+// TestSlurmctldResvCoresMore: more core reservation requests and jobs,
+// under real slurmctld and ours.
+func TestSlurmctldResvCoresMore(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+	want, got := ctldOnBoth(t, c, real, ours, resvCoreMoreScenario)
+	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
+}
+
+// resvCoreLaterScenario: a core reservation starting in an hour; a job
+// that would run into it keeps off its cores, a short one may use them.
+func resvCoreLaterScenario(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	out["create"] = ctldRun(c, "scontrol", "create", "reservation", "ReservationName=later", "StartTime=now+1hour",
+		"Duration=60", "Nodes=n1", "CoreCnt=2", "Users=root")
+	for i, j := range []struct {
+		args  []string
+		state string
+	}{
+		{[]string{"-n4", "-t", "200"}, "RUNNING"},
+		{[]string{"-n4", "-t", "10"}, "RUNNING"},
+		{[]string{"-n1", "-t", "100"}, "PENDING"},
+	} {
+		id := uint32(i + 1)
+		args := append([]string{"sbatch", "-o", "/dev/null"}, j.args...)
+		out[fmt.Sprint("sbatch ", id)] = ctldRun(c, append(args, "--wrap", "sleep 120")...)
+		_ = c.Poll(40*time.Second, func() bool { return ctldJobState(c, id) == j.state })
+	}
+	_ = c.Poll(40*time.Second, func() bool {
+		o, _, err := c.Run("squeue", "-h", "-t", "PD", "-o", "%r")
+		return err == nil && !strings.Contains(o, "None") && !strings.Contains(o, "Priority")
+	})
+	time.Sleep(2500 * time.Millisecond)
+	out["squeue"] = ctldRun(c, "squeue", "-o", "%i %T %r %N %C")
+	for id := 1; id <= 3; id++ {
+		out[fmt.Sprint("job ", id)] = jobDetail(ctldRun(c, "scontrol", "show", "job", "-d", fmt.Sprint(id)))
+	}
+	return out
+}
+
+// TestSlurmctldResvCoresLater: jobs around a core reservation that
+// starts later, under real slurmctld and ours.
+func TestSlurmctldResvCoresLater(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+	want, got := ctldOnBoth(t, c, real, ours, resvCoreLaterScenario)
+	t.Logf("real:\n%s%s%s%s", want["squeue"], want["job 1"], want["job 2"], want["job 3"])
+	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
+}
