@@ -78,6 +78,11 @@ func TestResvCoreCreate(t *testing.T) {
 			{d: coreResv{name: "a", nodeCnt: 2, cores: []uint32{4}}, cores: []string{"n1:0-1", "n2:0-1"}},
 			{d: coreResv{name: "b", nodeCnt: 1, cores: []uint32{3}}, cores: []string{"n3:0-2"}},
 		}},
+		{"uneven split takes more, as Slurm does", []step{
+			// 5 over 2 nodes: 2 each plus 1, but the remainder grows
+			// as it is handed out (real slurmctld reserves 7).
+			{d: coreResv{name: "a", nodeCnt: 2, cores: []uint32{5}}, cores: []string{"n1:0-2", "n2:0-3"}, tres: "cpu=7"},
+		}},
 		{"whole-node reservation keeps its nodes", []step{
 			{d: coreResv{name: "w", nodes: "n1"}},
 			{d: coreResv{name: "a", nodeCnt: 1, cores: []uint32{2}}, cores: []string{"n2:0-1"}},

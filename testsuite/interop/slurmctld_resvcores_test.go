@@ -223,6 +223,17 @@ func resvCoreMoreScenario(t *testing.T, c *ctldharness.Cluster) map[string]strin
 	out := map[string]string{}
 	for i, s := range resvCoreMore {
 		out[stepKey(i, s.args)] = ctldRun(c, s.args...)
+		if i == 0 {
+			// How many cores NodeCnt=2 CoreCnt=5 took (CoreIDs= lines
+			// come only once real slurmctld saved its state).
+			var b strings.Builder
+			for _, f := range strings.Fields(ctldRun(c, "scontrol", "show", "reservation", "split")) {
+				if strings.HasPrefix(f, "CoreCnt=") || strings.HasPrefix(f, "TRES=") || strings.HasPrefix(f, "Nodes=") {
+					b.WriteString(f + " ")
+				}
+			}
+			out["split"] = b.String()
+		}
 	}
 	// Real slurmctld sends a core reservation's cores (CoreIDs=) only
 	// once it has saved its state; ours always does.
@@ -276,6 +287,7 @@ func TestSlurmctldResvCoresMore(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 	want, got := ctldOnBoth(t, c, real, ours, resvCoreMoreScenario)
+	t.Logf("real split: %s", want["split"])
 	resvCompare(t, slices.Sorted(maps.Keys(want)), want, got)
 }
 
