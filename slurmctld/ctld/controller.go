@@ -89,6 +89,8 @@ type Controller struct {
 	muxMu sync.RWMutex
 	mux   server.Mux
 	kick  chan struct{}
+
+	diag ctldDiag // sdiag's statistics (diag.go)
 }
 
 // New builds a controller from its configuration.
@@ -111,6 +113,8 @@ func New(opts Options) (*Controller, error) {
 		}
 	}
 	c.boot = c.now().Unix()
+	c.diag.stats.init(c.boot)
+	c.diag.rpc.clear()
 	if err := c.load(opts.Config, nil, false); err != nil {
 		return nil, err
 	}
@@ -500,7 +504,7 @@ func (c *Controller) Serve(ctx context.Context, r *server.Request) *server.Respo
 		c.log.Error("invalid RPC msg_type=" + r.Header.MsgType.String())
 		return server.RC(server.EINVAL)
 	}
-	return h.Serve(ctx, r)
+	return c.serveCounted(ctx, h, r)
 }
 
 // Reconfigure reads slurm.conf again (REQUEST_RECONFIGURE). An

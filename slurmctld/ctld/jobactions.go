@@ -32,13 +32,28 @@ const killRetries = 5
 // job's batch host, and one after the other they delay the last job of a
 // big scheduling pass by the sum of the others' round trips.
 func (c *Controller) carryOut(acts []jobs.Action) {
+	ag := &c.diag.agent
+	ag.batches.Add(1)
+	defer ag.batches.Add(-1)
+	ids := ag.enqueue(queuedRPCs(acts))
+	next := 0
+	// sent wraps the sending of a message for sdiag's agent figures.
+	sent := func(f func()) {
+		ag.begin(ids[next])
+		next++
+		defer ag.done()
+		f()
+	}
 	var launches sync.WaitGroup
 	slots := make(chan struct{}, launchParallel)
 	for _, a := range acts {
 		if l, ok := a.(jobs.LaunchBatch); ok {
 			slots <- struct{}{}
+			ag.begin(ids[next])
+			next++
 			launches.Go(func() {
 				defer func() { <-slots }()
+				defer ag.done()
 				c.launchBatch(l)
 			})
 			continue
@@ -46,9 +61,9 @@ func (c *Controller) carryOut(acts []jobs.Action) {
 		launches.Wait() // what follows a launch comes after it
 		switch a := a.(type) {
 		case jobs.NodeMessage:
-			c.nodeMessage(a)
+			sent(func() { c.nodeMessage(a) })
 		case jobs.SrunMessage:
-			c.srunMessage(a)
+			sent(func() { c.srunMessage(a) })
 		case jobs.DrainNode:
 			c.Update(func(_ []*Node, _ []*Partition) bool {
 				n := c.nodeIndex[a.Node]
@@ -63,6 +78,23 @@ func (c *Controller) carryOut(acts []jobs.Action) {
 		}
 	}
 	launches.Wait()
+}
+
+// queuedRPCs are the messages among acts, in order, for the agent's queue
+// (sdiag's pending RPCs).
+func queuedRPCs(acts []jobs.Action) []queuedRPC {
+	var out []queuedRPC
+	for _, a := range acts {
+		switch a := a.(type) {
+		case jobs.LaunchBatch:
+			out = append(out, queuedRPC{t: msgtype.REQUEST_BATCH_JOB_LAUNCH, hosts: []string{a.Node}})
+		case jobs.NodeMessage:
+			out = append(out, queuedRPC{t: a.MsgType, hosts: a.Nodes})
+		case jobs.SrunMessage:
+			out = append(out, queuedRPC{t: a.MsgType, hosts: []string{a.Host}})
+		}
+	}
+	return out
 }
 
 // launchParallel bounds the batch launches in flight from one call, as

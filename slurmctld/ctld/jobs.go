@@ -555,6 +555,11 @@ func (c *Controller) rpcKill(ctx context.Context, r *server.Request) *server.Res
 	})
 	if err == nil {
 		c.kickScheduler()
+		// _slurm_rpc_kill_job counts any signal; a step cancel RPC
+		// only SIGKILL to the whole job.
+		if r.Header.MsgType == msgtype.REQUEST_KILL_JOB || (req.StepID.StepID == jobs.NoVal && req.Signal == 9) {
+			c.diag.stats.jobCanceled()
+		}
 	}
 	return c.reply(out, err, rcOK)
 }
@@ -625,6 +630,7 @@ func (c *Controller) rpcCompleteBatch(ctx context.Context, r *server.Request) *s
 		return m.CompleteBatch(req, caller(r), cl, now)
 	})
 	perfEvent("complete-out", req.JobID, err)
+	c.countBatchComplete(req, err)
 	c.kickScheduler()
 	return c.reply(out, err, rcOK)
 }
@@ -634,6 +640,9 @@ func (c *Controller) rpcCompleteAllocation(ctx context.Context, r *server.Reques
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
 		return m.CompleteAllocation(req, caller(r), cl, now)
 	})
+	if err == nil {
+		c.diag.stats.jobCompleted()
+	}
 	c.kickScheduler()
 	return c.reply(out, err, rcOK)
 }
@@ -699,6 +708,7 @@ func (c *Controller) runJobs(ctx context.Context) {
 	bfEvery := time.Duration(max(cfg.BF.Interval, 1)) * time.Second
 	lastSched, lastBF, lastSnap := time.Now(), time.Now(), time.Now()
 	var pace kickPacer
+	c.diagTick()
 	c.kickScheduler()
 	for {
 		select {
@@ -716,6 +726,7 @@ func (c *Controller) runJobs(ctx context.Context) {
 		case <-pace.due():
 			c.kickedPass(ctx, &pace)
 		case now := <-tick.C:
+			c.diagTick()
 			c.tickJobs(ctx)
 			c.saveNodes()
 			switch {
@@ -786,9 +797,18 @@ func (p *kickPacer) stop() {
 
 func (c *Controller) schedulePass(ctx context.Context, backfill bool) {
 	perfEvent("pass-begin", 0, backfill)
+	var took time.Duration
+	var ps sched.PassStats
+	began := c.now().Unix()
+	c.diag.stats.setBFActive(backfill)
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
-		return m.Schedule(cl, now, backfill)
+		start := time.Now()
+		o, err := m.Schedule(cl, now, backfill)
+		took, ps = time.Since(start), m.LastPass()
+		return o, err
 	})
+	c.diag.stats.setBFActive(false)
+	c.diagPass(backfill, began, took, ps)
 	if err != nil {
 		c.log.Error(fmt.Sprintf("schedule: %v", err))
 	}

@@ -44,6 +44,7 @@ func (c *Controller) defaultMux() server.Mux {
 		msgtype.REQUEST_DELETE_RESERVATION:       f(c.rpcDeleteResv),
 		msgtype.REQUEST_LICENSE_INFO:             f(c.rpcLicenseInfo),
 		msgtype.REQUEST_REBOOT_NODES:             f(c.rpcRebootNodes),
+		msgtype.REQUEST_STATS_INFO:               f(c.rpcStatsInfo),
 	}
 	c.addAdminRPCs(m)
 	for _, t := range notYet {

@@ -201,6 +201,9 @@ type Manager struct {
 	// licBlocked are the jobs the pass in the making left out for
 	// their licenses (licenses_sched.go).
 	licBlocked []*Job
+	// diag and lastPass are sdiag's figures (diagstats.go).
+	diag     DiagCounters
+	lastPass sched.PassStats
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

@@ -43,6 +43,7 @@ func (m *Manager) register(j *Job, now int64) error {
 	}
 	j.LastEval = now
 	m.insert(j)
+	m.countSubmit(j)
 	m.lastUpdate = now
 	m.pending = append(m.pending, record{kind: recSubmit, job: j})
 	return nil

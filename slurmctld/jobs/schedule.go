@@ -418,6 +418,7 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 	m.splitCorrespond(now)
 	snap, ids, actions := m.snapshot(cl, now, false)
 	if len(snap.Pending) == 0 {
+		m.lastPass = sched.PassStats{}
 		m.licenseReasons(nil, ids, now)
 		return actions
 	}
@@ -427,6 +428,7 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 	} else {
 		plan = sched.MainPass(snap)
 	}
+	m.lastPass = plan.Stats
 	return append(actions, m.apply(cl, plan, ids, now)...)
 }
 
@@ -454,6 +456,10 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 		}
 		actions = append(actions, m.start(j, cl, st, now)...)
 		gate.started(j)
+		m.diag.Started++
+		if st.Backfill {
+			m.diag.Backfilled++
+		}
 	}
 	for _, p := range plan.Pending {
 		e, ok := ids[p.JobID]

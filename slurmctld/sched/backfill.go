@@ -20,6 +20,7 @@ import (
 func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 	cfg := &c.snap.Config.BF
 	q := c.buildQueue(out)
+	c.stats.BFQueue = len(q)
 
 	failNow := map[string][]shape{}
 	failWin := map[string][]shape{}
@@ -53,6 +54,7 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			perPart[e.pi]++
 		}
 		o.tested = true
+		c.stats.BFDepth++
 		r, why := c.newRequest(j, e.pi)
 		if why != ReasonNone {
 			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
@@ -61,7 +63,9 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		reduced := useTimeMin(r)
 		key, sh := c.shapeOf(r)
 		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
-		if canStart && !dominated(failNow[key], sh) {
+		tried := canStart && !dominated(failNow[key], sh)
+		if tried {
+			c.stats.BFDepthTry++
 			pl, ok := c.tryNowIndexed(r)
 			if ok {
 				r, pl = c.widen(r, pl, c.usable)
@@ -91,6 +95,9 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		if !c.reserves(j) || (cfg.JobPartCountReserve > 0 && resvPart[e.pi] >= cfg.JobPartCountReserve) {
 			// Tested for an immediate start only, as Slurm does.
 			continue
+		}
+		if !tried {
+			c.stats.BFDepthTry++
 		}
 		t, nodes, ok := c.earliest(r)
 		if !ok {

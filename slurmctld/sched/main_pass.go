@@ -46,12 +46,16 @@ func runPasses(s *Snapshot, main, backfill bool) *Plan {
 	if resv {
 		c.resvReasons(out)
 	}
-	return c.plan(starts, out)
+	p := c.plan(starts, out)
+	c.stats.BFTable = 1 + len(c.bounds)
+	p.Stats = c.stats
+	return p
 }
 
 func (c *cluster) mainPass(out []outcome) []Start {
 	var starts []Start
 	q := c.buildQueue(out)
+	c.stats.MainQueue = len(q)
 	blocked := make([]bool, len(c.snap.Partitions))
 	avail := c.usable.Clone()
 	for _, e := range q {
@@ -59,6 +63,7 @@ func (c *cluster) mainPass(out []outcome) []Start {
 		if o.started {
 			continue
 		}
+		c.stats.MainDepth++
 		if blocked[e.pi] {
 			o.setReason(ReasonPriority)
 			continue

@@ -312,4 +312,16 @@ type Pending struct {
 type Plan struct {
 	Starts  []Start
 	Pending []Pending
+	// Stats are the pass's sdiag figures.
+	Stats PassStats
+}
+
+// PassStats is what a pass reports for sdiag (slurmctld's diag_stats):
+// the main pass's queue length and depth, and the backfill pass's queue
+// length, depth, depth of placement tests and the size of its resource
+// timeline (Slurm's node_space table: one record, plus one per distinct
+// reservation boundary inside the window).
+type PassStats struct {
+	MainQueue, MainDepth                  int
+	BFQueue, BFDepth, BFDepthTry, BFTable int
 }

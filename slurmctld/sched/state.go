@@ -17,8 +17,12 @@ import (
 type cluster struct {
 	snap  *Snapshot
 	now   int64
-	nodes []Node
-	n     uint
+	stats PassStats
+	// bounds are the reservation boundaries (timeline buckets) of the
+	// backfill pass, for PassStats.BFTable.
+	bounds map[int32]struct{}
+	nodes  []Node
+	n      uint
 
 	usable *bitset.BitSet
 	// configs groups nodes of identical hardware (Slurm's node
@@ -375,7 +379,24 @@ func (c *cluster) reserve(nodes []int, start, end int64) {
 		}
 	}
 	// Reservations start on bucket boundaries (see earliestAlt).
-	c.addSpans(nodes, int32((start-c.now)/c.res), int32(min((end-c.now+c.res-1)/c.res, int64(c.nb))))
+	first, last := int32((start-c.now)/c.res), int32(min((end-c.now+c.res-1)/c.res, int64(c.nb)))
+	c.noteBounds(first, last)
+	c.addSpans(nodes, first, last)
+}
+
+// noteBounds counts the timeline records a reservation adds, as Slurm's
+// node_space table grows by the start and end it splits (an end at the
+// window's edge splits nothing).
+func (c *cluster) noteBounds(first, last int32) {
+	if c.bounds == nil {
+		c.bounds = map[int32]struct{}{}
+	}
+	if first > 0 {
+		c.bounds[first] = struct{}{}
+	}
+	if int(last) < c.nb {
+		c.bounds[last] = struct{}{}
+	}
 }
 
 // gresFree is what a node has free of a (name, type) GRES; an empty type
