@@ -320,3 +320,21 @@ func (c *Controller) countBatchComplete(req *msg.CompleteBatchScript, err error)
 		c.diag.stats.jobCompleted()
 	}
 }
+
+// countedPass runs a scheduling pass and records it for sdiag; the
+// outcome's actions are still to be carried out.
+func (c *Controller) countedPass(ctx context.Context, backfill bool) (jobs.Outcome, error) {
+	var took time.Duration
+	var ps sched.PassStats
+	began := c.now().Unix()
+	c.diag.stats.setBFActive(backfill)
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		start := time.Now()
+		o, err := m.Schedule(cl, now, backfill)
+		took, ps = time.Since(start), m.LastPass()
+		return o, err
+	})
+	c.diag.stats.setBFActive(false)
+	c.diagPass(backfill, began, took, ps)
+	return out, err
+}

@@ -797,18 +797,7 @@ func (p *kickPacer) stop() {
 
 func (c *Controller) schedulePass(ctx context.Context, backfill bool) {
 	perfEvent("pass-begin", 0, backfill)
-	var took time.Duration
-	var ps sched.PassStats
-	began := c.now().Unix()
-	c.diag.stats.setBFActive(backfill)
-	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
-		start := time.Now()
-		o, err := m.Schedule(cl, now, backfill)
-		took, ps = time.Since(start), m.LastPass()
-		return o, err
-	})
-	c.diag.stats.setBFActive(false)
-	c.diagPass(backfill, began, took, ps)
+	out, err := c.countedPass(ctx, backfill)
 	if err != nil {
 		c.log.Error(fmt.Sprintf("schedule: %v", err))
 	}
