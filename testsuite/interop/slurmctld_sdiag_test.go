@@ -14,15 +14,17 @@ import (
 
 // sdiag against real slurmctld and ours after the same jobs: two that
 // complete, one whose script fails, a two-task array, one cancelled while
-// running; then sdiag as an ordinary user, sdiag -r as that user (refused)
-// and as root, and sdiag after the reset.
+// running, a held one cancelled while pending, and an srun; then sdiag as
+// an ordinary user, sdiag -r as that user (refused) and as root, and sdiag
+// after the reset.
 //
 // Compared exactly: the layout, the job counters (submitted, started,
 // completed, canceled, failed), the DBD and agent queue sizes, the
 // pending-RPC section, the reset's answers, the users the RPC statistics
 // list, and the counts of the RPCs the commands and slurmd send a fixed
-// number of times (sbatch's submits, scancel's kill, slurmd's batch
-// completions, sdiag's own requests).
+// number of times (sbatch's submits, scancel's kills, srun's allocation,
+// step and release, slurmd's batch and step completions, sdiag's own
+// requests).
 //
 // Masked, with the reason:
 //   - times and dates, durations in microseconds, the clock latency: they
@@ -85,6 +87,17 @@ func TestSlurmctldSdiag(t *testing.T) {
 			t.Fatalf("scancel: %v %s%s", err, o, e)
 		}
 		ctldWaitJob(t, c, long, 60*time.Second, "CANCELLED")
+		// A held job cancelled while pending; an srun job (its own
+		// allocation, released with REQUEST_COMPLETE_JOB_ALLOCATION).
+		held := ctldSbatch(t, c, "-H", "-o", null, "--wrap", "true")
+		ctldWaitJob(t, c, held, 60*time.Second, "PENDING")
+		if o, e, err := c.Run("scancel", strconv.Itoa(int(held))); err != nil {
+			t.Fatalf("scancel: %v %s%s", err, o, e)
+		}
+		ctldWaitJob(t, c, held, 60*time.Second, "CANCELLED")
+		if o, e, err := c.Run("srun", "-N1", "true"); err != nil {
+			t.Fatalf("srun: %v %s%s", err, o, e)
+		}
 		if err := c.Poll(60*time.Second, func() bool {
 			o, _, _ := c.Run("sinfo", "-h", "-o", "%T")
 			return strings.TrimSpace(o) == "idle"
@@ -127,7 +140,8 @@ func TestSlurmctldSdiag(t *testing.T) {
 // sdiagFixedRPCs are sent a fixed number of times by the sequence.
 var sdiagFixedRPCs = []string{
 	"REQUEST_SUBMIT_BATCH_JOB", "REQUEST_KILL_JOB", "REQUEST_COMPLETE_BATCH_SCRIPT",
-	"REQUEST_STATS_INFO",
+	"REQUEST_STATS_INFO", "REQUEST_RESOURCE_ALLOCATION", "REQUEST_JOB_STEP_CREATE",
+	"REQUEST_STEP_COMPLETE", "REQUEST_COMPLETE_JOB_ALLOCATION",
 }
 
 var sdiagRPCLine = regexp.MustCompile(`(?m)^\t(\w+)\s*\(\s*\d+\) count:(\d+)`)
