@@ -298,16 +298,9 @@ func (d *diagStats) setBFActive(on bool) {
 }
 
 // batchFailed reports a batch completion whose slurm_rc slurmctld counts
-// as a failed job: any error but the races and the non-fatal ones.
-func batchFailed(slurmRC uint32) bool {
-	switch int(int32(slurmRC)) {
-	case 0, slurmerr.ESLURMD_JOB_NOTRUNNING, slurmerr.ESLURM_ALREADY_DONE, slurmerr.ESLURMD_CREDENTIAL_REVOKED,
-		slurmerr.SLURM_COMMUNICATIONS_SEND_ERROR, slurmerr.ESLURM_USER_ID_MISSING, slurmerr.ESLURMD_UID_NOT_FOUND,
-		slurmerr.ESLURMD_GID_NOT_FOUND, slurmerr.ESLURMD_INVALID_ACCT_FREQ:
-		return false
-	}
-	return true
-}
+// as a failed job: any error but the races and the non-fatal ones (those
+// that do not drain the node either).
+func batchFailed(slurmRC uint32) bool { return jobs.BatchFailure(slurmRC) }
 
 // countBatchComplete counts a REQUEST_COMPLETE_BATCH_SCRIPT as
 // _slurm_rpc_complete_batch_script does: failed when slurmd could not run

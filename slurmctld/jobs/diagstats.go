@@ -52,3 +52,7 @@ func (m *Manager) StateCounts() (pending, running uint32) {
 	}
 	return pending, running
 }
+
+// BatchFailure reports a REQUEST_COMPLETE_BATCH_SCRIPT slurm_rc that
+// slurmctld counts as a failed job: the codes that drain the node.
+func BatchFailure(slurmRC uint32) bool { return !benignSlurmRC[slurmRC] }
