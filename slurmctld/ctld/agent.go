@@ -48,7 +48,7 @@ func (c *Controller) broadcast(t msgtype.Type, body any) {
 	cfg := c.Config()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.MessageTimeout+cfg.TCPTimeout)
 	defer cancel()
-	res, err := c.Sender().Send(ctx, nodes, forward.Request{MsgType: t, Body: data, RUID: cfg.SlurmdUID})
+	res, err := c.sendAgent(ctx, nodes, forward.Request{MsgType: t, Body: data, RUID: cfg.SlurmdUID})
 	if err != nil {
 		c.log.Error(fmt.Sprintf("agent: %v", err))
 		return

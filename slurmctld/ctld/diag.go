@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goslurm/goslurm/protocol/forward"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
@@ -250,8 +251,8 @@ func (c *Controller) rpcStatsInfo(_ context.Context, r *server.Request) *server.
 		// slot it takes for the next connection before it polls.
 		resp.Sched.ServerThreadCount = uint32(max(d.serving.Load(), 0)) + 2
 		resp.Sched.AgentQueueSize = d.agent.queueSize()
-		resp.Sched.AgentCount = uint32(max(d.agent.batches.Load(), 0))
-		resp.Sched.AgentThreadCount = uint32(max(d.agent.sending.Load(), 0))
+		resp.Sched.AgentCount = uint32(max(d.agent.agents.Load(), 0))
+		resp.Sched.AgentThreadCount = uint32(max(d.agent.threads.Load(), 0))
 	}
 	d.rpc.fill(resp)
 	d.agent.fill(resp, now)
@@ -330,4 +331,12 @@ func (c *Controller) countedPass(ctx context.Context, backfill bool) (jobs.Outco
 	c.diag.stats.setBFActive(false)
 	c.diagPass(backfill, began, took, ps)
 	return out, err
+}
+
+// sendAgent sends req to nodes through the forwarding trees, counted as
+// an agent for sdiag.
+func (c *Controller) sendAgent(ctx context.Context, nodes []string, req forward.Request) ([]forward.Result, error) {
+	t := c.diag.agent.start(len(nodes))
+	defer c.diag.agent.end(t)
+	return c.Sender().Send(ctx, nodes, req)
 }

@@ -108,11 +108,11 @@ const (
 
 // agentStats is what sdiag shows of the agent: the messages to slurmd and
 // srun the controller has queued and not started sending (its retry
-// list), the batches of them being carried out (agents) and the messages
-// being sent (agent threads).
+// list), and the messages being sent, each an agent with its threads as
+// slurmctld counts them (two, plus one per node up to AGENT_THREAD_COUNT).
 type agentStats struct {
-	batches atomic.Int32
-	sending atomic.Int32
+	agents  atomic.Int32
+	threads atomic.Int32
 
 	mu     sync.Mutex
 	seq    uint64
@@ -150,15 +150,33 @@ func (a *agentStats) enqueue(rpcs []queuedRPC) []uint64 {
 	return ids
 }
 
-// begin notes that the queued message id is being sent now.
-func (a *agentStats) begin(id uint64) {
+// agentThreadCount is AGENT_THREAD_COUNT, the most node threads of one
+// agent.
+const agentThreadCount = 10
+
+// begin notes that the queued message id is being sent now; end(the
+// result) when it was.
+func (a *agentStats) begin(id uint64) int32 {
 	a.mu.Lock()
+	q := a.queued[id]
 	delete(a.queued, id)
 	a.mu.Unlock()
-	a.sending.Add(1)
+	return a.start(len(q.hosts))
 }
 
-func (a *agentStats) done() { a.sending.Add(-1) }
+// start notes a message being sent to n nodes (an agent) and returns its
+// thread count for end.
+func (a *agentStats) start(n int) int32 {
+	t := 2 + int32(min(n, agentThreadCount))
+	a.agents.Add(1)
+	a.threads.Add(t)
+	return t
+}
+
+func (a *agentStats) end(threads int32) {
+	a.agents.Add(-1)
+	a.threads.Add(-threads)
+}
 
 // queueSize is retry_list_size.
 func (a *agentStats) queueSize() uint32 {

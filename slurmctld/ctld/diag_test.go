@@ -194,11 +194,22 @@ func TestAgentPending(t *testing.T) {
 	if d := cmp.Diff(wantP, r.RPCPending); d != "" {
 		t.Errorf("pending (-want +got):\n%s", d)
 	}
+	var threads []int32
 	for _, id := range ids {
-		a.begin(id)
+		threads = append(threads, a.begin(id))
 	}
-	if a.queueSize() != 0 || a.sending.Load() != 3 {
-		t.Errorf("after begin: queue %d sending %d", a.queueSize(), a.sending.Load())
+	// An agent per message, with two threads plus one per node.
+	if a.queueSize() != 0 || a.agents.Load() != 3 || a.threads.Load() != 3+4+3 {
+		t.Errorf("after begin: queue %d agents %d threads %d", a.queueSize(), a.agents.Load(), a.threads.Load())
+	}
+	for _, th := range threads {
+		a.end(th)
+	}
+	if a.agents.Load() != 0 || a.threads.Load() != 0 {
+		t.Errorf("after end: agents %d threads %d", a.agents.Load(), a.threads.Load())
+	}
+	if th := a.start(25); th != 2+agentThreadCount {
+		t.Errorf("threads of an agent to 25 nodes: %d", th)
 	}
 	a.fill(&r, 130) // cached
 	if len(r.RPCQueue) != 2 {

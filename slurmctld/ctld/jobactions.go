@@ -33,15 +33,13 @@ const killRetries = 5
 // big scheduling pass by the sum of the others' round trips.
 func (c *Controller) carryOut(acts []jobs.Action) {
 	ag := &c.diag.agent
-	ag.batches.Add(1)
-	defer ag.batches.Add(-1)
 	ids := ag.enqueue(queuedRPCs(acts))
 	next := 0
 	// sent wraps the sending of a message for sdiag's agent figures.
 	sent := func(f func()) {
-		ag.begin(ids[next])
+		t := ag.begin(ids[next])
 		next++
-		defer ag.done()
+		defer ag.end(t)
 		f()
 	}
 	var launches sync.WaitGroup
@@ -49,11 +47,11 @@ func (c *Controller) carryOut(acts []jobs.Action) {
 	for _, a := range acts {
 		if l, ok := a.(jobs.LaunchBatch); ok {
 			slots <- struct{}{}
-			ag.begin(ids[next])
+			t := ag.begin(ids[next])
 			next++
 			launches.Go(func() {
 				defer func() { <-slots }()
-				defer ag.done()
+				defer ag.end(t)
 				c.launchBatch(l)
 			})
 			continue

@@ -147,7 +147,7 @@ func (c *Controller) planPing() (ping, reg []string) {
 func (c *Controller) sendPing(ctx context.Context, t msgtype.Type, nodes []string) {
 	sent := c.now().Unix()
 	cfg := c.Config()
-	res, err := c.Sender().Send(ctx, nodes, forward.Request{MsgType: t, RUID: cfg.SlurmdUID})
+	res, err := c.sendAgent(ctx, nodes, forward.Request{MsgType: t, RUID: cfg.SlurmdUID})
 	if err != nil {
 		c.log.Error(fmt.Sprintf("ping: %v", err))
 		return

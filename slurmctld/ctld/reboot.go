@@ -300,7 +300,7 @@ func (c *Controller) sendReboot(nodes []string) {
 	cfg := c.Config()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.MessageTimeout+cfg.TCPTimeout)
 	defer cancel()
-	res, err := c.Sender().Send(ctx, nodes, forward.Request{MsgType: msgtype.REQUEST_REBOOT_NODES, Body: data, RUID: auth.UIDAny})
+	res, err := c.sendAgent(ctx, nodes, forward.Request{MsgType: msgtype.REQUEST_REBOOT_NODES, Body: data, RUID: auth.UIDAny})
 	if err != nil {
 		c.log.Error(fmt.Sprintf("agent: %v", err))
 		return
