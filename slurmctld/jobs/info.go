@@ -31,6 +31,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		TimeLimit: m.timeLimit(j, cl), Nice: j.Nice,
 		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.EligibleTime, SiteFactor: j.SiteFactor,
 		StartTime: j.StartTime, EndTime: j.EndTime, SuspendTime: j.SuspendTime, PreSusTime: j.PreSusTime,
+		PreemptTime: j.PreemptTime, PreemptableTime: m.preemptableTime(j, cl),
 		LastSchedEval: j.LastEval, Priority: j.Priority, Cluster: ns(m.cfg.ClusterName),
 		Account: ns(j.Account), Comment: ns(j.Comment), BatchHost: ns(j.BatchHost), QOS: ns(j.QOS),
 		Licenses: ns(j.Licenses), StateDesc: ns(j.StateDesc), ResvName: ns(j.Reservation),

@@ -103,6 +103,10 @@ type Job struct {
 	SuspendTime  int64 `json:",omitempty"`
 	PreSusTime   int64 `json:",omitempty"`
 	Deadline     int64 `json:",omitempty"`
+	// PreemptTime is when the job was preempted; PreemptStart when this
+	// pending job last had others preempted for it (preempt.go).
+	PreemptTime  int64 `json:",omitempty"`
+	PreemptStart int64 `json:",omitempty"`
 	// LastEval and EstStart (a pending job's expected start, from
 	// backfill) are advisory and not journaled: each pass recomputes them.
 	LastEval int64 `json:"-"`

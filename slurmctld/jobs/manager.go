@@ -27,6 +27,7 @@ const (
 type Config struct {
 	FirstJobID, MaxJobID uint32
 	KillWait             int64 // seconds
+	MsgTimeout           int64 // MessageTimeout, seconds
 	MinJobAge            int64 // seconds a finished job stays in the table
 	OverTimeLimit        uint32
 	SlurmUserID          uint32
@@ -57,7 +58,7 @@ type User struct {
 
 // DefaultConfig returns slurm.conf's defaults.
 func DefaultConfig() Config {
-	return Config{FirstJobID: 1, MaxJobID: 67043328, KillWait: 30, MinJobAge: 300,
+	return Config{FirstJobID: 1, MaxJobID: 67043328, KillWait: 30, MsgTimeout: 10, MinJobAge: 300,
 		MaxArraySize: 1001, MaxJobCount: 10000, Select: msg.SelectConsTres}
 }
 
@@ -73,6 +74,7 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 		return cfg, fmt.Errorf("MaxJobId (%d) must be greater than FirstJobId (%d)", cfg.MaxJobID, cfg.FirstJobID)
 	}
 	cfg.KillWait = int64(c.KillWait)
+	cfg.MsgTimeout = int64(c.MessageTimeout)
 	cfg.MinJobAge = int64(c.MinJobAge)
 	cfg.OverTimeLimit = uint32(c.OverTimeLimit)
 	cfg.SlurmUserID = slurmUID

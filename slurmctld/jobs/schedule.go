@@ -305,7 +305,7 @@ func (m *Manager) heldBy(j *Job) (sched.Allocation, bool) {
 
 func (m *Manager) allocationOf(j *Job) sched.Allocation {
 	a := sched.Allocation{JobID: j.ID, UserID: j.UserID, Partition: j.Partition, Start: j.StartTime, End: j.EndTime,
-		Exclusive: j.Shared == 0, Shared: j.SharedCores}
+		Exclusive: j.Shared == 0, Shared: j.SharedCores, Running: j.preemptable()}
 	for k, i := range j.NodeIdx {
 		na := sched.NodeAlloc{Node: i, CPUs: j.NodeCPUs[k], MemoryMB: j.NodeMem[k]}
 		if k < len(j.NodeCores) {
@@ -488,7 +488,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 	}
 	m.licenseReasons(plan, ids, now)
 	gate.limitReasons(ids, now)
-	return actions
+	return append(actions, m.preempt(cl, plan, ids, now)...)
 }
 
 // start makes j RUNNING on st's allocation.

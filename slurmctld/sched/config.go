@@ -44,6 +44,10 @@ type Config struct {
 	DefaultQueueDepth int
 
 	BF BackfillConfig
+
+	// Preempt is PreemptType / PreemptMode and the preempt_* scheduler
+	// parameters (preempt.go).
+	Preempt PreemptConfig
 }
 
 // BackfillConfig is the bf_* part of SchedulerParameters, with 22.05's
@@ -188,6 +192,7 @@ func ConfigFromConf(c *conf.Config) (Config, error) {
 	if err := ParseSchedulerParameters(&cfg, c.SchedulerParameters); err != nil {
 		return cfg, err
 	}
+	cfg.Preempt = preemptConfigFromConf(c)
 	return cfg, nil
 }
 
@@ -264,6 +269,7 @@ func FromConf(c *conf.Config, lookup GroupLookup) (*Snapshot, error) {
 			RootOnly:          cp.RootOnly,
 			PriorityTier:      cp.PriorityTier,
 			PriorityJobFactor: cp.PriorityJobFactor,
+			PreemptMode:       partPreemptMode(c, cp.PreemptMode),
 		}
 		switch strings.ToUpper(cp.State) {
 		case "", "UP":

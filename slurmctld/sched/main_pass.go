@@ -87,6 +87,9 @@ func (c *cluster) mainPass(out []outcome) []Start {
 			continue
 		}
 		why = c.whyNot(r)
+		if why == ReasonResources {
+			c.preempt(j, e.pi, avail, starts)
+		}
 		o.setReason(why)
 		if why == ReasonResources {
 			blocked[e.pi] = true

@@ -147,6 +147,10 @@ type Partition struct {
 	PriorityTier      uint16 // higher tiers are scheduled first
 	PriorityJobFactor uint16 // used by the priority package
 
+	// PreemptMode is how the partition's jobs are preempted: its own
+	// PreemptMode= or else the cluster's, GANG left out (preempt.go).
+	PreemptMode PreemptMode
+
 	// Alternate is where submissions go while this partition does not
 	// take new jobs (DRAIN, INACTIVE); "" for none.
 	Alternate string
@@ -283,6 +287,9 @@ type Allocation struct {
 	// job that does not share, which no sharing job may join on a node.
 	Shared bool
 	Nodes  []NodeAlloc
+	// Running marks a job running or suspended (not completing): only
+	// those may be preempted (preempt.go).
+	Running bool
 }
 
 // Start tells the controller to start a job.
@@ -314,6 +321,9 @@ type Plan struct {
 	Pending []Pending
 	// Stats are the pass's sdiag figures.
 	Stats PassStats
+	// Preemptions are the jobs to preempt so that pending jobs can
+	// start (preempt.go); those pending jobs wait for Resources.
+	Preemptions []Preemption
 }
 
 // PassStats is what a pass reports for sdiag (slurmctld's diag_stats):

@@ -108,7 +108,7 @@ func (c *cluster) buildQueue(out []outcome) []entry {
 // plan turns the outcomes into a Plan; pending jobs keep the snapshot's
 // order.
 func (c *cluster) plan(starts []Start, out []outcome) *Plan {
-	p := &Plan{Starts: starts}
+	p := &Plan{Starts: starts, Preemptions: c.preempts}
 	for ji := range c.snap.Pending {
 		o := &out[ji]
 		if o.started {

@@ -71,6 +71,10 @@ type cluster struct {
 	coreFuture  [][]futureCores
 	futureNodes *bitset.BitSet // the nodes with some coreFuture
 
+	// Preemptions planned in this pass and the jobs they take (preempt.go).
+	preempts     []Preemption
+	preemptTaken map[uint32]bool
+
 	oneWeight          bool  // every node has the same weight
 	scratchC, scratchK []int // candidate lists reused between jobs
 	chosenBuf          []bool

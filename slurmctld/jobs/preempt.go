@@ -1,0 +1,89 @@
+package jobs
+
+import (
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// Preemption (sched/preempt.go plans it): the jobs a pass names for a
+// pending job are cancelled (PREEMPTED) or requeued, as their partition's
+// PreemptMode says, with REQUEST_KILL_PREEMPTED to their nodes; the
+// pending job starts in a later pass, once the nodes are clean.
+
+// preemptable reports a job the scheduler may preempt: running or
+// suspended, not on its way out (job_overlap_and_running).
+func (j *Job) preemptable() bool {
+	b := j.Base()
+	return b == msg.JobRunning || b == msg.JobSuspended
+}
+
+// preempt carries out a plan's preemptions. A pending job that had jobs
+// preempted for it less than KillWait + MessageTimeout ago has none
+// preempted again (select_nodes' kill_pending: the first ones may still
+// be on their way out).
+func (m *Manager) preempt(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now int64) []Action {
+	var actions []Action
+	for _, p := range plan.Preemptions {
+		e, ok := ids[p.JobID]
+		if !ok || !e.job.Pending() {
+			continue
+		}
+		j := e.job
+		if j.PreemptStart != 0 && j.PreemptStart > now-m.cfg.KillWait-m.cfg.MsgTimeout {
+			continue
+		}
+		n := 0
+		for _, id := range p.Preemptees {
+			v := m.jobs[id]
+			if v == nil || !v.preemptable() {
+				continue
+			}
+			actions = append(actions, m.preemptJob(v, cl, now)...)
+			n++
+		}
+		if n > 0 {
+			j.PreemptStart = now
+			m.touch(j, now)
+		}
+	}
+	return actions
+}
+
+// preemptMode is the mode a job is preempted with: its partition's.
+func preemptMode(j *Job, cl *Cluster) sched.PreemptMode {
+	if p := cl.partition(j.Partition); p != nil {
+		return p.PreemptMode
+	}
+	return cl.Config.Preempt.Mode
+}
+
+// preemptJob is slurm_job_preempt for one job: REQUEUE requeues a batch
+// job that may be requeued (as scontrol requeue, the kill message
+// excepted); CANCEL, and REQUEUE of any other job, ends it PREEMPTED.
+func (m *Manager) preemptJob(j *Job, cl *Cluster, now int64) []Action {
+	if preemptMode(j, cl) == sched.PreemptRequeue && j.Batch && j.Requeue {
+		j.Completing = append([]string(nil), j.Nodes...)
+		j.State = msg.JobRequeue | msg.JobCompleting
+		a := NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+			MsgType: msgtype.REQUEST_KILL_PREEMPTED, Msg: m.killJob(j, cl, now)}
+		m.requeue(j, 0, now)
+		return []Action{a}
+	}
+	j.PreemptTime = now
+	m.endJob(j, msg.JobPreempted, 0, now)
+	return m.terminate(j, cl, msgtype.REQUEST_KILL_PREEMPTED, now)
+}
+
+// preemptableTime is the job's PreemptEligibleTime for job info: for a job
+// that has started and may be preempted, its start time plus
+// PreemptExemptTime; 0 otherwise.
+func (m *Manager) preemptableTime(j *Job, cl *Cluster) int64 {
+	if cl == nil || j.Base() == msg.JobPending {
+		return 0
+	}
+	if preemptMode(j, cl) == sched.PreemptOff {
+		return 0
+	}
+	return j.StartTime + cl.Config.Preempt.ExemptTime
+}

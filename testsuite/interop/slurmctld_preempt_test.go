@@ -1,0 +1,103 @@
+package interop
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// Preemption by partition priority tier (PreemptType=preempt/partition_prio),
+// real slurmctld against ours with the same real slurmd.
+
+// preemptPartitions: low and same share tier 1 (same-tier jobs never
+// preempt each other), off is tier 1 but PreemptMode=OFF (never
+// preempted), high is tier 2.
+var preemptPartitions = []string{
+	"PartitionName=off Nodes=ALL PriorityTier=1 PreemptMode=OFF MaxTime=INFINITE State=UP",
+	"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP",
+	"PartitionName=same Nodes=ALL PriorityTier=1 MaxTime=INFINITE State=UP",
+	"PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP",
+}
+
+// preemptQueries are compared between the two controllers once the job
+// set has settled.
+var preemptQueries = [][]string{
+	{"squeue", "--sort=i", "-t", "all", "-o", "%i %P %j %t %r %D %N"},
+	{"squeue", "--sort=i", "-t", "all"},
+	{"scontrol", "show", "job", "1"},
+	{"scontrol", "show", "job", "2"},
+	{"scontrol", "show", "job", "3"},
+	{"scontrol", "show", "job", "4"},
+	{"scontrol", "show", "partition", "high"},
+	{"sinfo", "-o", "%N %T %C"},
+}
+
+// preemptJobSet fills both nodes with tier-1 jobs (one in the OFF
+// partition, one in low), queues a same-tier job, then submits a tier-2
+// job needing one node: the low job is preempted (cancelled or requeued,
+// as the mode says), the OFF one and the same-tier one are left alone.
+func preemptJobSet(mode string) func(*testing.T, *ctldharness.Cluster) map[string]string {
+	return func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		t.Helper()
+		a := ctldSbatch(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob", "-o", "/dev/null", "--wrap", "sleep 600")
+		ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
+		b := ctldSbatch(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob", "-o", "/dev/null", "--wrap", "sleep 600")
+		ctldWaitJob(t, c, b, 60*time.Second, "RUNNING")
+		s := ctldSbatch(t, c, "-p", "same", "-N1", "-n2", "-t", "60", "-J", "samejob", "-o", "/dev/null", "--wrap", "sleep 600")
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, err := c.Run("squeue", "-h", "-j", strconv.Itoa(int(s)), "-o", "%r")
+			return err == nil && strings.TrimSpace(o) == "Resources"
+		}); err != nil {
+			t.Fatalf("same-tier job %d never waits for Resources: %v", s, err)
+		}
+		h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
+		ctldWaitJob(t, c, h, 60*time.Second, "RUNNING")
+		want := "PREEMPTED"
+		if mode == "REQUEUE" {
+			want = "PENDING"
+		}
+		ctldWaitJob(t, c, b, 60*time.Second, want)
+		// The nodes are clean and the pending jobs have their reasons.
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, err := c.Run("sinfo", "-h", "-o", "%T")
+			return err == nil && !strings.Contains(o, "completing")
+		}); err != nil {
+			t.Fatalf("nodes still completing: %v", err)
+		}
+		time.Sleep(2 * time.Second)
+		out := map[string]string{}
+		for _, q := range preemptQueries {
+			out[strings.Join(q, " ")] = ctldRun(c, q...)
+		}
+		return out
+	}
+}
+
+// TestSlurmctldPreemptPartitionPrio: PreemptMode=CANCEL and REQUEUE
+// (cluster-wide), with a PreemptMode=OFF partition and a same-tier
+// partition beside the preempted one; real squeue and scontrol print the
+// same under real slurmctld and ours (times masked).
+func TestSlurmctldPreemptPartitionPrio(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	ctldharness.RealSbin(t, "slurmd")
+	for _, mode := range []string{"CANCEL"} {
+		t.Run(mode, func(t *testing.T) {
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+				ExtraConf: []string{"PreemptType=preempt/partition_prio", "PreemptMode=" + mode,
+					"SchedulerParameters=bf_interval=1"},
+				Partitions: preemptPartitions})
+			want, got := ctldOnBoth(t, c, real, ours, preemptJobSet(mode))
+			for _, q := range preemptQueries {
+				k := strings.Join(q, " ")
+				w, g := ctldJobMasked(want[k]), ctldJobMasked(got[k])
+				if w != g {
+					t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+				}
+			}
+		})
+	}
+}
