@@ -81,6 +81,12 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	if j.ArrayJobID == 0 {
 		ji.ArrayTaskID = NoVal
 	}
+	if j.Pending() && j.EligibleTime == 0 && j.BeginTime != 0 {
+		// The record's eligible time is details->begin_time: a --begin
+		// (or a requeue's delay) shows before the job is eligible, as
+		// does the accrue time.
+		ji.EligibleTime, ji.AccrueTime = j.BeginTime, j.BeginTime
+	}
 	if j.Pending() && j.Reason == ReasonArrayTaskLimit {
 		// job_array_start_test clears the begin time of a record its
 		// array's throttle holds back (EligibleTime=Unknown); the
@@ -101,6 +107,11 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		ji.Features = ns(j.Features)
 		ji.StartTime, ji.EndTime = pendingTimes(j, ji.TimeLimit, now)
 		m.requestedCounts(j, cl, &ji)
+		if j.RanNodes != 0 && !j.IsCompleting() {
+			// pack_job: a requeued job shows its last run's node
+			// count (total_nodes) and no maximum.
+			ji.NumNodes, ji.MaxNodes = j.RanNodes, 0
+		}
 		if ji.NumTasks == NoVal {
 			ji.NumTasks = j.MinNodes
 		}

@@ -107,6 +107,9 @@ type Job struct {
 	// pending job last had others preempted for it (preempt.go).
 	PreemptTime  int64 `json:",omitempty"`
 	PreemptStart int64 `json:",omitempty"`
+	// RanNodes is the node count of the job's last run, which a requeued
+	// job's record keeps showing (total_nodes is never reset).
+	RanNodes uint32 `json:",omitempty"`
 	// LastEval and EstStart (a pending job's expected start, from
 	// backfill) are advisory and not journaled: each pass recomputes them.
 	LastEval int64 `json:"-"`

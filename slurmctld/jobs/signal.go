@@ -362,6 +362,9 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	j.State = msg.JobPending | completing
 	j.RestartCnt++
 	j.WarnFlags &^= warnSent // --signal warns again in the next run
+	if len(j.Nodes) > 0 {
+		j.RanNodes = uint32(len(j.Nodes))
+	}
 	if j.BeginTime <= now {
 		j.BeginTime = now + credLifetime
 	}

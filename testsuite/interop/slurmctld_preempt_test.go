@@ -84,7 +84,7 @@ func TestSlurmctldPreemptPartitionPrio(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	ctldharness.RealSbin(t, "slurmd")
-	for _, mode := range []string{"CANCEL"} {
+	for _, mode := range []string{"CANCEL", "REQUEUE"} {
 		t.Run(mode, func(t *testing.T) {
 			c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
 				ExtraConf: []string{"PreemptType=preempt/partition_prio", "PreemptMode=" + mode,
