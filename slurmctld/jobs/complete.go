@@ -186,6 +186,11 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	arrays := &arrayTally{m: m}
 	for _, j := range m.Jobs() {
 		switch {
+		case j.Base() == msg.JobRunning && j.PreemptTime != 0:
+			// Preempted with a GraceTime: ended when it is over.
+			if now >= j.EndTime {
+				actions = append(actions, m.preemptJob(j, cl, now)...)
+			}
 		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite:
 			m.logf(slog.LevelInfo, "Time limit exhausted for JobId=%d", j.ID)
 			m.endJob(j, msg.JobTimeout, ReasonTimeLimit, now)

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"syscall"
+
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/slurmctld/sched"
@@ -58,21 +60,49 @@ func preemptMode(j *Job, cl *Cluster) sched.PreemptMode {
 	return cl.Config.Preempt.Mode
 }
 
-// preemptJob is slurm_job_preempt for one job: REQUEUE requeues a batch
-// job that may be requeued (as scontrol requeue, the kill message
-// excepted); CANCEL, and REQUEUE of any other job, ends it PREEMPTED.
+// preemptJob is slurm_job_preempt for one job. The first time, the job's
+// end moves to now plus its partition's GraceTime; with a grace time it
+// is sent SIGCONT and SIGTERM and left to run until then (Tick comes
+// back to it). Then REQUEUE requeues a batch job that may be requeued
+// (as scontrol requeue, the kill message excepted); CANCEL, and REQUEUE
+// of any other job, ends it PREEMPTED.
 func (m *Manager) preemptJob(j *Job, cl *Cluster, now int64) []Action {
+	if j.PreemptTime == 0 {
+		j.PreemptTime = now
+		var grace int64
+		if p := cl.partition(j.Partition); p != nil {
+			grace = int64(p.GraceTime)
+		}
+		if j.EndTime == 0 || now+grace < j.EndTime {
+			j.EndTime = now + grace
+		}
+		m.touch(j, now)
+		if grace > 0 {
+			return []Action{m.signalAll(j, uint16(syscall.SIGCONT)), m.signalAll(j, uint16(syscall.SIGTERM))}
+		}
+	} else if now < j.EndTime {
+		return nil
+	}
+	j.PreemptTime = now
 	if preemptMode(j, cl) == sched.PreemptRequeue && j.Batch && j.Requeue {
 		j.Completing = append([]string(nil), j.Nodes...)
 		j.State = msg.JobRequeue | msg.JobCompleting
 		a := NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
 			MsgType: msgtype.REQUEST_KILL_PREEMPTED, Msg: m.killJob(j, cl, now)}
 		m.requeue(j, 0, now)
+		// batch_requeue_fini clears it for the next run.
+		j.PreemptTime = 0
 		return []Action{a}
 	}
-	j.PreemptTime = now
 	m.endJob(j, msg.JobPreempted, 0, now)
 	return m.terminate(j, cl, msgtype.REQUEST_KILL_PREEMPTED, now)
+}
+
+// signalAll is job_signal of a running job with a signal other than
+// SIGKILL: REQUEST_SIGNAL_TASKS for all its steps on all its nodes.
+func (m *Manager) signalAll(j *Job, sig uint16) Action {
+	return NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...), MsgType: msgtype.REQUEST_SIGNAL_TASKS,
+		Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}, Signal: sig}}
 }
 
 // preemptableTime is the job's PreemptEligibleTime for job info: for a job

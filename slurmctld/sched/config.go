@@ -270,6 +270,7 @@ func FromConf(c *conf.Config, lookup GroupLookup) (*Snapshot, error) {
 			PriorityTier:      cp.PriorityTier,
 			PriorityJobFactor: cp.PriorityJobFactor,
 			PreemptMode:       partPreemptMode(c, cp.PreemptMode),
+			GraceTime:         uint32(cp.GraceTime),
 		}
 		switch strings.ToUpper(cp.State) {
 		case "", "UP":

@@ -150,6 +150,9 @@ type Partition struct {
 	// PreemptMode is how the partition's jobs are preempted: its own
 	// PreemptMode= or else the cluster's, GANG left out (preempt.go).
 	PreemptMode PreemptMode
+	// GraceTime is the seconds a preempted job of the partition gets
+	// between SIGTERM and its end.
+	GraceTime uint32
 
 	// Alternate is where submissions go while this partition does not
 	// take new jobs (DRAIN, INACTIVE); "" for none.

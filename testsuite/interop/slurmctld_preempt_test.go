@@ -14,12 +14,14 @@ import (
 
 // preemptPartitions: low and same share tier 1 (same-tier jobs never
 // preempt each other), off is tier 1 but PreemptMode=OFF (never
-// preempted), high is tier 2.
-var preemptPartitions = []string{
-	"PartitionName=off Nodes=ALL PriorityTier=1 PreemptMode=OFF MaxTime=INFINITE State=UP",
-	"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP",
-	"PartitionName=same Nodes=ALL PriorityTier=1 MaxTime=INFINITE State=UP",
-	"PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP",
+// preempted), high is tier 2. lowExtra is added to low's line.
+func preemptPartitions(lowExtra string) []string {
+	return []string{
+		"PartitionName=off Nodes=ALL PriorityTier=1 PreemptMode=OFF MaxTime=INFINITE State=UP",
+		"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP" + lowExtra,
+		"PartitionName=same Nodes=ALL PriorityTier=1 MaxTime=INFINITE State=UP",
+		"PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP",
+	}
 }
 
 // preemptQueries are compared between the two controllers once the job
@@ -32,14 +34,16 @@ var preemptQueries = [][]string{
 	{"scontrol", "show", "job", "3"},
 	{"scontrol", "show", "job", "4"},
 	{"scontrol", "show", "partition", "high"},
+	{"scontrol", "show", "partition", "low"},
 	{"sinfo", "-o", "%N %T %C"},
 }
 
 // preemptJobSet fills both nodes with tier-1 jobs (one in the OFF
 // partition, one in low), queues a same-tier job, then submits a tier-2
-// job needing one node: the low job is preempted (cancelled or requeued,
-// as the mode says), the OFF one and the same-tier one are left alone.
-func preemptJobSet(mode string) func(*testing.T, *ctldharness.Cluster) map[string]string {
+// job needing one node: the low job is preempted (ending in state want:
+// PREEMPTED when cancelled, PENDING when requeued), the OFF one and the
+// same-tier one are left alone.
+func preemptJobSet(want string) func(*testing.T, *ctldharness.Cluster) map[string]string {
 	return func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		t.Helper()
 		a := ctldSbatch(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob", "-o", "/dev/null", "--wrap", "sleep 600")
@@ -54,11 +58,9 @@ func preemptJobSet(mode string) func(*testing.T, *ctldharness.Cluster) map[strin
 			t.Fatalf("same-tier job %d never waits for Resources: %v", s, err)
 		}
 		h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
-		ctldWaitJob(t, c, h, 60*time.Second, "RUNNING")
-		want := "PREEMPTED"
-		if mode == "REQUEUE" {
-			want = "PENDING"
-		}
+		// Real slurmctld ends a job in its grace time on its periodic
+		// time limit check (every 30 s).
+		ctldWaitJob(t, c, h, 90*time.Second, "RUNNING")
 		ctldWaitJob(t, c, b, 60*time.Second, want)
 		// The nodes are clean and the pending jobs have their reasons.
 		if err := c.Poll(60*time.Second, func() bool {
@@ -77,20 +79,28 @@ func preemptJobSet(mode string) func(*testing.T, *ctldharness.Cluster) map[strin
 }
 
 // TestSlurmctldPreemptPartitionPrio: PreemptMode=CANCEL and REQUEUE
-// (cluster-wide), with a PreemptMode=OFF partition and a same-tier
-// partition beside the preempted one; real squeue and scontrol print the
-// same under real slurmctld and ours (times masked).
+// cluster-wide, REQUEUE on the partition only, and CANCEL with a
+// GraceTime, with a PreemptMode=OFF partition and a same-tier partition
+// beside the preempted one; real squeue and scontrol print the same under
+// real slurmctld and ours (times masked).
 func TestSlurmctldPreemptPartitionPrio(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	ctldharness.RealSbin(t, "slurmd")
-	for _, mode := range []string{"CANCEL", "REQUEUE"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode, lowExtra, want string
+	}{
+		{"CANCEL", "CANCEL", "", "PREEMPTED"},
+		{"REQUEUE", "REQUEUE", "", "PENDING"},
+		{"partition_REQUEUE", "CANCEL", " PreemptMode=REQUEUE", "PENDING"},
+		{"CANCEL_GraceTime", "CANCEL", " GraceTime=3", "PREEMPTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
-				ExtraConf: []string{"PreemptType=preempt/partition_prio", "PreemptMode=" + mode,
+				ExtraConf: []string{"PreemptType=preempt/partition_prio", "PreemptMode=" + tc.mode,
 					"SchedulerParameters=bf_interval=1"},
-				Partitions: preemptPartitions})
-			want, got := ctldOnBoth(t, c, real, ours, preemptJobSet(mode))
+				Partitions: preemptPartitions(tc.lowExtra)})
+			want, got := ctldOnBoth(t, c, real, ours, preemptJobSet(tc.want))
 			for _, q := range preemptQueries {
 				k := strings.Join(q, " ")
 				w, g := ctldJobMasked(want[k]), ctldJobMasked(got[k])
