@@ -32,7 +32,7 @@ func (m *Manager) preempt(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, n
 			continue
 		}
 		j := e.job
-		if j.PreemptStart != 0 && j.PreemptStart > now-m.cfg.KillWait-m.cfg.MsgTimeout {
+		if m.preemptWait(j, now) {
 			continue
 		}
 		n := 0
@@ -50,6 +50,12 @@ func (m *Manager) preempt(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, n
 		}
 	}
 	return actions
+}
+
+// preemptWait reports a pending job that had jobs preempted for it less
+// than KillWait + MessageTimeout ago.
+func (m *Manager) preemptWait(j *Job, now int64) bool {
+	return j.PreemptStart != 0 && j.PreemptStart > now-m.cfg.KillWait-m.cfg.MsgTimeout
 }
 
 // preemptMode is the mode a job is preempted with: its partition's.

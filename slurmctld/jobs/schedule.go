@@ -192,6 +192,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 			continue
 		}
 		sj := m.schedJob(j, cl)
+		sj.PreemptWait = m.preemptWait(j, now)
 		s.Pending = append(s.Pending, sj)
 		ids[j.ID] = entry{j}
 		for k := 1; k < copies; k++ {

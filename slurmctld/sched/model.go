@@ -263,6 +263,11 @@ type Job struct {
 	// Reservation is --reservation: the job runs only on that
 	// reservation's nodes during its window (resv.go).
 	Reservation string
+
+	// PreemptWait: jobs were preempted for this one a moment ago
+	// (KillWait + MessageTimeout); the pass does not look for more
+	// (preempt.go).
+	PreemptWait bool
 }
 
 // NodeAlloc is what one job holds on one node.

@@ -348,7 +348,7 @@ func preemptees(prefix []preemptCand, nodes []int) []uint32 {
 // preemption is on and some lower tier jobs make room (the main pass calls
 // it for a job that waits for resources).
 func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) {
-	if !c.snap.Config.Preempt.Enabled {
+	if !c.snap.Config.Preempt.Enabled || j.PreemptWait {
 		return
 	}
 	ids := c.preemptFor(j, pi, mask, starts, c.preemptTaken)

@@ -116,6 +116,12 @@ func TestPreemptCandidates(t *testing.T) {
 			job:     mkJob(10, parts("high"), tasks(4), nodesN(1, 1)),
 		},
 		{
+			name:    "jobs preempted for it a moment ago: none more",
+			mode:    PreemptCancel,
+			running: []Allocation{runIn(1, "low", 100, 0, 1, 2, 3)},
+			job:     mkJob(10, parts("high"), tasks(4), nodesN(1, 1), modify(func(j *Job) { j.PreemptWait = true })),
+		},
+		{
 			name:    "preemption off",
 			mode:    PreemptCancel,
 			running: []Allocation{runIn(1, "low", 100, 0, 1, 2, 3)},
@@ -205,5 +211,28 @@ func TestReorder(t *testing.T) {
 	}
 	if got := ids(reorder(rm, 3, []int{1, 2, 3}, true)); !slices.Equal(got, []uint32{3, 1, 2, 4}) {
 		t.Errorf("strict reorder: %v", got)
+	}
+}
+
+// BenchmarkPreemptSearch: 1024 16-core nodes full of one-node low jobs; a
+// high job needing 64 nodes has them preempted (one main pass).
+func BenchmarkPreemptSearch(b *testing.B) {
+	s := snap(mkNodes(1024, 16, 64000))
+	s.Config.Preempt = PreemptConfig{Enabled: true, Mode: PreemptCancel, ReorderCount: 1}
+	low, high := mkPart("low", allIdx(1024)), mkPart("high", allIdx(1024))
+	low.PriorityTier, low.PreemptMode = 1, PreemptCancel
+	high.Name, high.Default, high.PriorityTier, high.PreemptMode = "high", false, 2, PreemptCancel
+	s.Partitions = []Partition{low, high}
+	for i := range 1024 {
+		a := running(uint32(i+1), 5000, 16, i)
+		a.Partition, a.Start, a.Running = "low", int64(100+i), true
+		s.Running = append(s.Running, a)
+	}
+	s.Pending = []Job{mkJob(5000, parts("high"), tasks(64*16), nodesN(64, 64))}
+	for b.Loop() {
+		p := MainPass(s)
+		if len(p.Preemptions) != 1 || len(p.Preemptions[0].Preemptees) != 64 {
+			b.Fatalf("preemptions %+v", p.Preemptions)
+		}
 	}
 }
