@@ -111,3 +111,55 @@ func TestSlurmctldPreemptPartitionPrio(t *testing.T) {
 		})
 	}
 }
+
+// preemptFewQueries are compared for the few-jobs set.
+var preemptFewQueries = [][]string{
+	{"squeue", "--sort=i", "-t", "all", "-o", "%i %P %j %t %r %D %C %N"},
+	{"sinfo", "-o", "%N %T %C"},
+}
+
+// preemptFewJobSet: four one-CPU low jobs fill the two 2-CPU nodes; a high
+// job needing two CPUs on one node has only the two jobs of one node
+// preempted (which two is the candidate order's and the reordering's
+// choice).
+func preemptFewJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	var low []uint32
+	for i := range 4 {
+		id := ctldSbatch(t, c, "-p", "low", "-n1", "-t", "60", "-J", "low"+strconv.Itoa(i), "-o", "/dev/null", "--wrap", "sleep 600")
+		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+		low = append(low, id)
+	}
+	h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	ctldWaitJob(t, c, h, 60*time.Second, "RUNNING")
+	if err := c.Poll(60*time.Second, func() bool {
+		o, _, err := c.Run("sinfo", "-h", "-o", "%T")
+		return err == nil && !strings.Contains(o, "completing")
+	}); err != nil {
+		t.Fatalf("nodes still completing: %v", err)
+	}
+	out := map[string]string{}
+	for _, q := range preemptFewQueries {
+		out[strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	return out
+}
+
+// TestSlurmctldPreemptFewest: only as many jobs as the preemptor needs are
+// preempted, the same ones under real slurmctld and ours.
+func TestSlurmctldPreemptFewest(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	ctldharness.RealSbin(t, "slurmd")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf:  []string{"PreemptType=preempt/partition_prio", "PreemptMode=CANCEL", "SchedulerParameters=bf_interval=1"},
+		Partitions: preemptPartitions("")})
+	want, got := ctldOnBoth(t, c, real, ours, preemptFewJobSet)
+	for _, q := range preemptFewQueries {
+		k := strings.Join(q, " ")
+		w, g := ctldJobMasked(want[k]), ctldJobMasked(got[k])
+		if w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
