@@ -278,6 +278,8 @@ func (c *cluster) fitsWithout(j *Job, pi int, mask *bitset.BitSet, starts []Star
 		s.Running = append(s.Running, st.Alloc)
 	}
 	w := newCluster(&s)
+	// Nodes of advanced reservations (and backfill's) stay out of reach.
+	copy(w.resvFirst, c.resvFirst)
 	r, why := w.newRequest(j, pi)
 	if why != ReasonNone {
 		return nil, false

@@ -122,6 +122,16 @@ func TestPreemptCandidates(t *testing.T) {
 			job:     mkJob(10, parts("high"), tasks(4), nodesN(1, 1), modify(func(j *Job) { j.PreemptWait = true })),
 		},
 		{
+			name:    "a node in an advanced reservation is not preempted for",
+			mode:    PreemptCancel,
+			running: []Allocation{runIn(1, "low", 100, 0), runIn(2, "low", 100, 1), runIn(3, "off", 100, 2, 3)},
+			job:     mkJob(10, parts("high"), tasks(4), nodesN(1, 1)),
+			want:    []uint32{2},
+			setup: func(s *Snapshot) {
+				s.Reservations = []Reservation{{Name: "r", Nodes: []int{0}, Start: 0, End: 99999}}
+			},
+		},
+		{
 			name:    "preemption off",
 			mode:    PreemptCancel,
 			running: []Allocation{runIn(1, "low", 100, 0, 1, 2, 3)},
