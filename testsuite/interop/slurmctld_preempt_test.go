@@ -124,11 +124,9 @@ var preemptFewQueries = [][]string{
 // choice).
 func preemptFewJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
 	t.Helper()
-	var low []uint32
 	for i := range 4 {
 		id := ctldSbatch(t, c, "-p", "low", "-n1", "-t", "60", "-J", "low"+strconv.Itoa(i), "-o", "/dev/null", "--wrap", "sleep 600")
 		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
-		low = append(low, id)
 	}
 	h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
 	ctldWaitJob(t, c, h, 60*time.Second, "RUNNING")
