@@ -87,6 +87,10 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		}
 		why = c.whyNotCached(r, key, sh)
 		o.setReason(why)
+		if why == ReasonResources && c.preemptBackfill(j, e.pi, starts) {
+			o.reason, o.desc = ReasonResources, "" // select_nodes' NODES_BUSY
+			continue
+		}
 		if why != ReasonResources || dominated(failWin[key], sh) {
 			// Jobs that can never run here as things are (bad
 			// constraints, required nodes down) get no reservation.

@@ -348,14 +348,19 @@ func preemptees(prefix []preemptCand, nodes []int) []uint32 {
 
 // preempt plans the preemption that lets job j start in partition pi, if
 // preemption is on and some lower tier jobs make room (the main pass calls
-// it for a job that waits for resources).
-func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) {
+// it for a job that waits for resources). It reports whether it did.
+func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) bool {
 	if !c.snap.Config.Preempt.Enabled || j.PreemptWait {
-		return
+		return false
+	}
+	for _, p := range c.preempts {
+		if p.JobID == j.JobID {
+			return false // one preemption a job a pass
+		}
 	}
 	ids := c.preemptFor(j, pi, mask, starts, c.preemptTaken)
 	if len(ids) == 0 {
-		return
+		return false
 	}
 	if c.preemptTaken == nil {
 		c.preemptTaken = map[uint32]bool{}
@@ -364,4 +369,14 @@ func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) {
 		c.preemptTaken[id] = true
 	}
 	c.preempts = append(c.preempts, Preemption{JobID: j.JobID, Partition: c.snap.Partitions[pi].Name, Preemptees: ids})
+	return true
+}
+
+// preemptBackfill is the backfill pass's preemption: a job that cannot
+// start now may have lower tier jobs preempted, as backfill.c's will-run
+// test counts preemptable jobs gone and then starts the job through
+// select_nodes, which preempts them. The nodes backfill reserved for
+// jobs ahead of it stay out of reach. The job gets no reservation then.
+func (c *cluster) preemptBackfill(j *Job, pi int, starts []Start) bool {
+	return c.preempt(j, pi, c.usable, starts)
 }

@@ -246,3 +246,34 @@ func BenchmarkPreemptSearch(b *testing.B) {
 		}
 	}
 }
+
+// TestPreemptBackfill: the first high job cannot start even with every
+// low job gone (the OFF job holds two nodes until 5000) and blocks its
+// partition in the main pass; backfill has a low job preempted for the
+// second high job, which ends before the first one's reservation. Without
+// backfill the second waits for Priority.
+func TestPreemptBackfill(t *testing.T) {
+	for _, bf := range []bool{true, false} {
+		s := preemptSnap(PreemptCancel)
+		s.Config.Backfill = bf
+		s.Running = []Allocation{runIn(1, "off", 100, 0, 1), runIn(2, "low", 100, 2), runIn(3, "low", 100, 3)}
+		s.Pending = []Job{mkJob(10, parts("high"), tasks(16), nodesN(4, 4)), mkJob(11, parts("high"), tasks(4), nodesN(1, 1))}
+		plan := Schedule(s)
+		got := map[uint32][]uint32{}
+		for _, p := range plan.Preemptions {
+			got[p.JobID] = p.Preemptees
+		}
+		mustPend(t, plan, 10, ReasonResources)
+		if bf {
+			mustPend(t, plan, 11, ReasonResources)
+			if len(got) != 1 || !slices.Equal(got[11], []uint32{2}) {
+				t.Errorf("backfill: preemptions %v", got)
+			}
+		} else {
+			mustPend(t, plan, 11, ReasonPriority)
+			if len(got) != 0 {
+				t.Errorf("main pass only: preemptions %v", got)
+			}
+		}
+	}
+}

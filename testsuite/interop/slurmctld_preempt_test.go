@@ -161,3 +161,50 @@ func TestSlurmctldPreemptFewest(t *testing.T) {
 		}
 	}
 }
+
+// preemptBackfillJobSet: an OFF job holds n1 for an hour and a low job n2;
+// a high job needing both nodes waits (nothing it may preempt makes room)
+// and holds its partition in the main pass; a second, short high job
+// behind it has the low job preempted by the backfill pass.
+func preemptBackfillJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	a := ctldSbatch(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
+	b := ctldSbatch(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	ctldWaitJob(t, c, b, 60*time.Second, "RUNNING")
+	ctldSbatch(t, c, "-p", "high", "-N2", "-n4", "-t", "60", "-J", "bigjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "10", "-J", "shortjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	ctldWaitJob(t, c, h, 90*time.Second, "RUNNING")
+	ctldWaitJob(t, c, b, 60*time.Second, "PREEMPTED")
+	if err := c.Poll(60*time.Second, func() bool {
+		o, _, err := c.Run("sinfo", "-h", "-o", "%T")
+		return err == nil && !strings.Contains(o, "completing")
+	}); err != nil {
+		t.Fatalf("nodes still completing: %v", err)
+	}
+	time.Sleep(2 * time.Second)
+	out := map[string]string{}
+	for _, q := range preemptFewQueries {
+		out[strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	return out
+}
+
+// TestSlurmctldPreemptBackfill: the backfill pass preempts for a job the
+// main pass does not reach, under real slurmctld and ours.
+func TestSlurmctldPreemptBackfill(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	ctldharness.RealSbin(t, "slurmd")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf:  []string{"PreemptType=preempt/partition_prio", "PreemptMode=CANCEL", "SchedulerParameters=bf_interval=1"},
+		Partitions: preemptPartitions("")})
+	want, got := ctldOnBoth(t, c, real, ours, preemptBackfillJobSet)
+	for _, q := range preemptFewQueries {
+		k := strings.Join(q, " ")
+		w, g := ctldJobMasked(want[k]), ctldJobMasked(got[k])
+		if w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
