@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +40,35 @@ var preemptQueries = [][]string{
 	{"sinfo", "-o", "%N %T %C"},
 }
 
+// preemptRunning submits a batch job (sbatch args, then a script that
+// marks its start and sleeps) and waits until its script runs: a kill
+// that reaches slurmd while the script is still being launched ends it by
+// SIGKILL after KillWait rather than by SIGTERM (ExitCode 0:9, not 0:15).
+func preemptRunning(t *testing.T, c *ctldharness.Cluster, args ...string) uint32 {
+	t.Helper()
+	mark := filepath.Join(c.Dir, "started.")
+	id := ctldSbatch(t, c, append(args, "-o", "/dev/null", "--wrap", "touch "+mark+"$SLURM_JOB_ID; exec sleep 600")...)
+	if err := c.Poll(60*time.Second, func() bool {
+		_, err := os.Stat(mark + strconv.Itoa(int(id)))
+		return err == nil
+	}); err != nil {
+		t.Fatalf("job %d never ran its script: %v", id, err)
+	}
+	return id
+}
+
+// preemptClearMarks removes the start marks of an earlier run on the
+// cluster (the other controller's jobs had the same ids).
+func preemptClearMarks(t *testing.T, c *ctldharness.Cluster) {
+	t.Helper()
+	marks, _ := filepath.Glob(filepath.Join(c.Dir, "started.*"))
+	for _, m := range marks {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // preemptJobSet fills both nodes with tier-1 jobs (one in the OFF
 // partition, one in low), queues a same-tier job, then submits a tier-2
 // job needing one node: the low job is preempted (ending in state want:
@@ -46,10 +77,9 @@ var preemptQueries = [][]string{
 func preemptJobSet(want string) func(*testing.T, *ctldharness.Cluster) map[string]string {
 	return func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		t.Helper()
-		a := ctldSbatch(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob", "-o", "/dev/null", "--wrap", "sleep 600")
-		ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
-		b := ctldSbatch(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob", "-o", "/dev/null", "--wrap", "sleep 600")
-		ctldWaitJob(t, c, b, 60*time.Second, "RUNNING")
+		preemptClearMarks(t, c)
+		preemptRunning(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob")
+		b := preemptRunning(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob")
 		s := ctldSbatch(t, c, "-p", "same", "-N1", "-n2", "-t", "60", "-J", "samejob", "-o", "/dev/null", "--wrap", "sleep 600")
 		if err := c.Poll(60*time.Second, func() bool {
 			o, _, err := c.Run("squeue", "-h", "-j", strconv.Itoa(int(s)), "-o", "%r")
@@ -124,9 +154,9 @@ var preemptFewQueries = [][]string{
 // choice).
 func preemptFewJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
 	t.Helper()
+	preemptClearMarks(t, c)
 	for i := range 4 {
-		id := ctldSbatch(t, c, "-p", "low", "-n1", "-t", "60", "-J", "low"+strconv.Itoa(i), "-o", "/dev/null", "--wrap", "sleep 600")
-		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+		preemptRunning(t, c, "-p", "low", "-n1", "-t", "60", "-J", "low"+strconv.Itoa(i))
 	}
 	h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
 	ctldWaitJob(t, c, h, 60*time.Second, "RUNNING")
@@ -168,10 +198,9 @@ func TestSlurmctldPreemptFewest(t *testing.T) {
 // behind it has the low job preempted by the backfill pass.
 func preemptBackfillJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
 	t.Helper()
-	a := ctldSbatch(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob", "-o", "/dev/null", "--wrap", "sleep 600")
-	ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
-	b := ctldSbatch(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob", "-o", "/dev/null", "--wrap", "sleep 600")
-	ctldWaitJob(t, c, b, 60*time.Second, "RUNNING")
+	preemptClearMarks(t, c)
+	preemptRunning(t, c, "-p", "off", "-N1", "-n2", "-t", "60", "-J", "offjob")
+	b := preemptRunning(t, c, "-p", "low", "-N1", "-n2", "-t", "60", "-J", "lowjob")
 	ctldSbatch(t, c, "-p", "high", "-N2", "-n4", "-t", "60", "-J", "bigjob", "-o", "/dev/null", "--wrap", "sleep 600")
 	h := ctldSbatch(t, c, "-p", "high", "-N1", "-n2", "-t", "10", "-J", "shortjob", "-o", "/dev/null", "--wrap", "sleep 600")
 	ctldWaitJob(t, c, h, 90*time.Second, "RUNNING")
