@@ -26,18 +26,31 @@ waitstep() {
 		sleep 0.25
 	done
 }
+# nosteps waits until the controller lists no step but the batch step: an
+# srun ends before its step's completion reaches the controller, and a
+# step asked for in between would wait for the ended one.
+nosteps() {
+	i=0
+	while squeue -h -s -j "$SLURM_JOB_ID" -o %i | grep -qv batch; do
+		i=$((i+1))
+		[ $i -gt 240 ] && { echo "steps never ended"; exit 3; }
+		sleep 0.25
+	done
+}
 echo "== a step waits for the CPUs of another"
 srun -n2 sleep 4 &
 waitstep 0
 srun -n1 echo second
 echo "srun exit $?"
 wait
+nosteps
 echo "== --overlap shares them"
 srun -n2 sleep 3 &
 waitstep 2
 srun -n1 --overlap echo overlap
 echo "srun exit $?"
 wait
+nosteps
 echo "== two -n1 --exact steps fill the job"
 srun -n1 --exact sleep 4 &
 srun -n1 --exact sleep 4 &
@@ -47,6 +60,7 @@ scontrol show step "$SLURM_JOB_ID.4" | grep -o 'TRES=[^ ]*'
 srun -n1 --exact echo third
 echo "srun exit $?"
 wait
+nosteps
 echo "== without --exact a step takes its whole node"
 srun -n1 sleep 3 &
 waitstep 7
@@ -54,6 +68,7 @@ scontrol show step "$SLURM_JOB_ID.7" | grep -o 'TRES=[^ ]*'
 srun -n1 --exact echo beside-whole
 echo "srun exit $?"
 wait
+nosteps
 echo "== memory"
 srun -n1 --exact --mem=200 sleep 4 &
 waitstep 9
@@ -63,6 +78,7 @@ echo "srun exit $?"
 srun -n1 --exact --mem=200 echo mem-waits
 echo "srun exit $?"
 wait
+nosteps
 srun -n1 --mem=400 echo mem-too-much
 echo "srun exit $?"
 `
