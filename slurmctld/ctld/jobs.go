@@ -110,6 +110,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_BATCH_SCRIPT:            f(c.rpcBatchScript),
 		msgtype.REQUEST_UPDATE_JOB_STEP:         f(c.rpcUpdateStep),
 		msgtype.REQUEST_JOB_ALLOCATION_INFO:     f(c.rpcAllocationInfo),
+		msgtype.REQUEST_JOB_SBCAST_CRED:         f(c.rpcSbcastCred),
 		msgtype.REQUEST_HET_JOB_ALLOC_INFO:      f(c.rpcAllocationInfo),
 		msgtype.REQUEST_JOB_STEP_CREATE:         f(c.rpcStepCreate),
 		msgtype.REQUEST_STEP_COMPLETE:           f(c.rpcStepComplete),
@@ -514,6 +515,28 @@ func (c *Controller) rpcAllocationInfo(_ context.Context, r *server.Request) *se
 		return &server.Response{MsgType: msgtype.RESPONSE_HET_JOB_ALLOCATION, Body: &msg.HetAllocation{Jobs: []msg.Allocation{*a}}}
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_JOB_ALLOCATION_INFO, Body: a}
+}
+
+// rpcSbcastCred answers sbcast: the credential is made under the lock
+// and signed outside it.
+func (c *Controller) rpcSbcastCred(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.SelectedStep](r.Body)
+	c.mu.Lock()
+	g, err := c.jobs.m.SbcastCred(req, caller(r), c.now().Unix())
+	logs := c.jobs.m.TakeLogs()
+	c.mu.Unlock()
+	for _, l := range logs {
+		c.log.Log(ctx, l.Level, l.Msg)
+	}
+	if err != nil {
+		return server.RC(slurmerr.Code(err))
+	}
+	resp, err := g.Sign(ctx, c.jobs.opts.Signer, r.Header.Version)
+	if err != nil {
+		c.log.Error(fmt.Sprintf("_slurm_rpc_job_sbcast_cred JobId=%d cred create error: %v", req.StepID.JobID, err))
+		return server.RC(slurmerr.SLURM_ERROR)
+	}
+	return &server.Response{MsgType: msgtype.RESPONSE_JOB_SBCAST_CRED, Body: resp}
 }
 
 // rpcStepCreate creates the step under the lock and signs its credential
