@@ -50,8 +50,12 @@ func TestSrunKillOnBadExitOurCtld(t *testing.T) {
 	var ref []srResult
 	for _, su := range setups {
 		// KillWait well above how long the cases take: the tasks must go
-		// on SIGTERM, not on the SIGKILL that follows.
-		c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"KillWait=30"}, OurSlurmd: su.ourSlurmd})
+		// on SIGTERM, not on the SIGKILL that follows. proctrack/pgid
+		// signals a task's shell and its sleep at once; linuxproc walks
+		// /proc and once missed a task's shell on a loaded .ci/run (its
+		// sleep got SIGTERM, the shell went on to "survived").
+		c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+			ExtraConf: []string{"KillWait=30", "ProctrackType=proctrack/pgid"}, OurSlurmd: su.ourSlurmd})
 		c.Start(su.ctld, su.args...)
 		for i, cs := range cases {
 			r := kbeRun(t, c, srunDir, cs)
