@@ -95,6 +95,15 @@ func lookupGroup(name string) (uint32, bool) {
 	return uint32(id), err == nil
 }
 
+// groupName is gid_to_string for the site hooks' SLURM_JOB_GROUP.
+func groupName(gid uint32) string {
+	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
+	if err != nil {
+		return ""
+	}
+	return g.Name
+}
+
 func jobsConfig(cfg *ctld.Config) (jobs.Config, error) {
 	jcfg, err := jobs.ConfigFromConf(cfg.Conf, cfg.SlurmUID)
 	if err != nil {
@@ -104,6 +113,7 @@ func jobsConfig(cfg *ctld.Config) (jobs.Config, error) {
 	// a lookup per pending job per scheduling pass dominates the
 	// controller's CPU when short jobs turn over.
 	jcfg.Users = jobs.CachedUsers(lookupUser, time.Duration(cfg.Conf.GroupUpdateTime)*time.Second, time.Now)
+	jcfg.Hooks.GroupName = groupName
 	return jcfg, nil
 }
 

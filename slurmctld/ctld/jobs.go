@@ -267,7 +267,9 @@ func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs
 		c.syncUsage(now)
 	}
 	logs := c.jobs.m.TakeLogs()
+	scripts := c.jobs.m.TakeScripts(cl)
 	c.mu.Unlock()
+	c.runScripts(scripts) // MailProg, PrologSlurmctld, ... (scripts.go)
 	for _, l := range logs {
 		c.log.Log(context.Background(), l.Level, l.Msg)
 	}

@@ -150,14 +150,22 @@ func (m *Manager) EpilogComplete(jobID uint32, node string, c Caller, now int64)
 	j.Completing = append(j.Completing[:k], j.Completing[k+1:]...)
 	if len(j.Completing) == 0 {
 		j.Completing = nil
-		j.State &^= msg.JobCompleting
-		if j.Pending() {
-			j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
-			j.TotalCPUs = 0
+		if !m.epilogRunning(j) { // else EpilogDone ends COMPLETING
+			m.completingDone(j)
 		}
 	}
 	m.touch(j, now)
 	return m.finish(nil)
+}
+
+// completingDone: the job's nodes are clean (and EpilogSlurmctld done); a
+// requeued job pends again without nodes.
+func (m *Manager) completingDone(j *Job) {
+	j.State &^= msg.JobCompleting
+	if j.Pending() {
+		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
+		j.TotalCPUs = 0
+	}
 }
 
 // LaunchFailed: the batch host refused REQUEST_BATCH_JOB_LAUNCH with rc.
@@ -185,6 +193,9 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	over := int64(m.cfg.OverTimeLimit) * 60
 	arrays := &arrayTally{m: m}
 	for _, j := range m.Jobs() {
+		if j.Base() == msg.JobRunning && j.MailType != 0 {
+			m.mailTimeLimits(j, m.timeLimit(j, cl), now)
+		}
 		switch {
 		case j.Base() == msg.JobRunning && j.PreemptTime != 0:
 			// Preempted with a GraceTime: ended when it is over.

@@ -47,6 +47,8 @@ type Config struct {
 	// batch credentials carry them; AllowGroups needs the groups). nil, or
 	// an unknown uid: the numeric ids only.
 	Users func(uid uint32) (User, bool)
+	// Hooks: MailProg, PrologSlurmctld/EpilogSlurmctld, jobcomp (hooks.go).
+	Hooks HookConfig
 }
 
 // User is the part of a passwd/group lookup the manager needs.
@@ -95,6 +97,7 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	cfg.MaxArraySize = c.MaxArraySize
 	cfg.MaxJobCount = c.MaxJobCount
 	cfg.ClusterName = c.ClusterName
+	cfg.Hooks = hookConfigFromConf(c)
 	switch c.SelectType {
 	case "select/linear":
 		cfg.Select = msg.SelectLinear
@@ -206,6 +209,8 @@ type Manager struct {
 	// diag and lastPass are sdiag's figures (diagstats.go).
 	diag     DiagCounters
 	lastPass sched.PassStats
+	// hooks are the site scripts asked for (hooks.go).
+	hooks hookState
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

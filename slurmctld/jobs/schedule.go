@@ -537,6 +537,9 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	}
 	j.Completing = nil
 	m.touch(j, now)
+	if m.started(j, now) {
+		return nil // PrologSlurmctld runs first (PrologDone launches)
+	}
 	if j.Batch {
 		return []Action{LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)}}
 	}

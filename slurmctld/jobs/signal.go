@@ -268,6 +268,7 @@ func (m *Manager) cancelPending(j *Job, now int64, desc string, actions *[]Actio
 	j.StartTime = now
 	// The priority stays: real slurmctld shows the cancelled job's last one.
 	m.touch(j, now)
+	m.ended(j, false, false, now)
 	if !j.Batch && j.OtherPort != 0 && actions != nil {
 		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
 			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
@@ -293,6 +294,7 @@ func (m *Manager) endJob(j *Job, base uint32, reason uint16, now int64) {
 	}
 	j.Completing = append([]string(nil), j.Nodes...)
 	m.touch(j, now)
+	m.ended(j, false, len(j.Nodes) > 0, now)
 }
 
 // terminate returns the kill messages for a job that just ended: the
@@ -358,6 +360,7 @@ func (m *Manager) Requeue(req *msg.JobRequeueRequest, c Caller, cl *Cluster, now
 const credLifetime = 121
 
 func (m *Manager) requeue(j *Job, flags uint32, now int64) {
+	m.requeued(j, now)
 	completing := j.State & msg.JobCompleting
 	j.State = msg.JobPending | completing
 	j.RestartCnt++

@@ -88,7 +88,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if u, ok := m.user(uid); ok {
 		j.UserName = u.Name
 		if j.MailUser == "" {
-			j.MailUser = u.Name // mail goes to the submitting user by default
+			j.MailUser = m.mailUser("", u.Name, uid) // the submitting user by default (with MailDomain)
 		}
 	}
 	j.NTasksPerBoard, j.NTasksPerCore = or16(d.NtasksPerBoard, NoVal16, 0), or16(d.NtasksPerCore, NoVal16, infinite16)

@@ -1,0 +1,144 @@
+package jobs
+
+import (
+	"log/slog"
+	"syscall"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+)
+
+// started is select_nodes' work after a job got its nodes: the BEGIN mail
+// and PrologSlurmctld. It reports whether the batch launch must wait for
+// the prolog (the job is CONFIGURING until PrologDone).
+func (m *Manager) started(j *Job, now int64) (hold bool) {
+	m.mailOnStart(j, now)
+	if m.cfg.Hooks.PrologSlurmctld == "" {
+		return false
+	}
+	j.State |= msg.JobConfiguring
+	env := append(m.commonEnv(j, false), "SLURM_SCRIPT_CONTEXT=prolog_slurmctld")
+	m.addScript(Script{Kind: ScriptPrologCtld, JobID: j.ID, Argv: []string{m.cfg.Hooks.PrologSlurmctld},
+		Env: env, Timeout: m.cfg.Hooks.PrologEpilogTimeout})
+	return j.Batch
+}
+
+// ended is job_completion_logger and deallocate_nodes' EpilogSlurmctld
+// for a job that reached a final state (requeue: it is being requeued;
+// ran: it had nodes).
+func (m *Manager) ended(j *Job, requeue, ran bool, now int64) {
+	m.mailOnEnd(j, requeue, now)
+	m.jobComp(j)
+	if ran && m.cfg.Hooks.EpilogSlurmctld != "" {
+		if m.hooks.epilog == nil {
+			m.hooks.epilog = map[uint32]bool{}
+		}
+		m.hooks.epilog[j.ID] = true
+		j.State |= msg.JobCompleting
+		env := append(m.commonEnv(j, true), "SLURM_SCRIPT_CONTEXT=epilog_slurmctld")
+		m.addScript(Script{Kind: ScriptEpilogCtld, JobID: j.ID, Argv: []string{m.cfg.Hooks.EpilogSlurmctld},
+			Env: env, Timeout: m.cfg.Hooks.PrologEpilogTimeout})
+	}
+}
+
+// requeued is the hooks of a requeue: job_completion_logger sees the job
+// ended now (unless it had ended already) in state REQUEUE.
+func (m *Manager) requeued(j *Job, now int64) {
+	ran := j.Running() || j.IsCompleting()
+	if j.EndTime == 0 || j.EndTime > now {
+		j.EndTime = now
+	}
+	state := j.State
+	j.State = msg.JobRequeue | j.State&msg.JobCompleting
+	m.ended(j, true, ran && !m.hooks.epilog[j.ID], now)
+	j.State = state | j.State&msg.JobCompleting
+}
+
+func waitStatus(s int) syscall.WaitStatus { return syscall.WaitStatus(s) }
+
+// epilogRunning reports a job whose EpilogSlurmctld has not ended: it
+// stays COMPLETING.
+func (m *Manager) epilogRunning(j *Job) bool { return m.hooks.epilog[j.ID] }
+
+// PrologDone is prep_prolog_slurmctld_callback: PrologSlurmctld of jobID
+// ended with the wait status status. On success the job leaves
+// CONFIGURING and a batch job is launched; a failed (or timed out) prolog
+// requeues the job, or kills it when it cannot be requeued.
+func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluster, now int64) (Outcome, error) {
+	j := m.jobs[jobID]
+	if j == nil {
+		m.logf(slog.LevelError, "prep_prolog_slurmctld_callback: missing JobId=%d", jobID)
+		return Outcome{}, nil
+	}
+	if j.State&msg.JobConfiguring == 0 {
+		return Outcome{}, nil // cancelled or requeued meanwhile
+	}
+	ws := waitStatus(status)
+	failed := false
+	switch {
+	case timedOut:
+		m.logf(slog.LevelError, "prolog_slurmctld JobId=%d failed due to timing out", jobID)
+		failed = true
+	case ws.Exited() && ws.ExitStatus() != 0:
+		m.logf(slog.LevelError, "prolog_slurmctld JobId=%d prolog exit status %d:%d", jobID, ws.ExitStatus(), 0)
+		failed = true
+	}
+	j.State &^= msg.JobConfiguring
+	m.touch(j, now)
+	if failed {
+		return m.prologFailed(j, cl, now)
+	}
+	if !j.Running() {
+		return m.finish(nil)
+	}
+	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
+	if j.Batch {
+		return m.finish([]Action{LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)}})
+	}
+	return m.finish(nil)
+}
+
+// prologFailed requeues the job (job_requeue as root), or, when that is
+// refused, kills it (job_signal SIGKILL: CANCELLED).
+func (m *Manager) prologFailed(j *Job, cl *Cluster, now int64) (Outcome, error) {
+	if !j.Running() {
+		return m.finish(nil)
+	}
+	if j.Batch && j.Requeue {
+		j.Completing = append([]string(nil), j.Nodes...)
+		j.State = msg.JobRequeue | msg.JobCompleting
+		actions := []Action{NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)}}
+		m.requeue(j, 0, now)
+		return m.finish(actions)
+	}
+	m.logf(slog.LevelInfo, "unable to requeue JobId=%d: %s", j.ID, requeueRefusal(j))
+	m.endJob(j, msg.JobCancelled, 0, now)
+	return m.finish(m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now))
+}
+
+// requeueRefusal is slurm_strerror of job_requeue's refusal.
+func requeueRefusal(j *Job) string {
+	if !j.Batch {
+		return "Only batch jobs are accepted or processed"
+	}
+	return "Requested operation is presently disabled"
+}
+
+// EpilogDone is prep_epilog_slurmctld_callback: EpilogSlurmctld of jobID
+// ended; the job leaves COMPLETING once its nodes are clean too.
+func (m *Manager) EpilogDone(jobID uint32, timedOut bool, now int64) (Outcome, error) {
+	if timedOut {
+		m.logf(slog.LevelError, "epilog_slurmctld JobId=%d timed out", jobID)
+	}
+	delete(m.hooks.epilog, jobID)
+	j := m.jobs[jobID]
+	if j == nil {
+		return Outcome{}, nil
+	}
+	if len(j.Completing) == 0 && j.IsCompleting() {
+		m.completingDone(j)
+		m.touch(j, now)
+	}
+	return m.finish(nil)
+}

@@ -1,0 +1,250 @@
+package jobs
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+func hookManager(h HookConfig) *Manager {
+	m := newTestManager(nil)
+	m.cfg.Hooks = h
+	return m
+}
+
+func envValue(env []string, k string) (string, bool) {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, k+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func scriptsOf(ss []Script, k ScriptKind) []Script {
+	var out []Script
+	for _, s := range ss {
+		if s.Kind == k {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestMailSubjects(t *testing.T) {
+	cases := []struct {
+		name     string
+		mailType uint16
+		mailUser string
+		domain   string
+		rc       uint32
+		want     []string // argv[2] and argv[3] of each mail
+	}{
+		{"all ok", MailBegin | MailEnd | MailFail | MailRequeue, "bob@site", "", 0, []string{
+			"Slurm Job_id=1 Name=job Began, Queued time 00:00:05|bob@site",
+			"Slurm Job_id=1 Name=job Ended, Run time 00:01:10, COMPLETED, ExitCode 0|bob@site"}},
+		{"fail no end", MailBegin | MailEnd | MailFail, "", "example.org", 3 << 8, []string{
+			"Slurm Job_id=1 Name=job Began, Queued time 00:00:05|alice@example.org",
+			"Slurm Job_id=1 Name=job Failed, Run time 00:01:10, FAILED, ExitCode 3|alice@example.org"}},
+		{"end only", MailEnd, "", "", 0, []string{
+			"Slurm Job_id=1 Name=job Ended, Run time 00:01:10, COMPLETED, ExitCode 0|alice"}},
+		{"none", 0, "", "", 0, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := hookManager(HookConfig{MailProg: "/bin/mail", MailDomain: tc.domain})
+			cl := testCluster()
+			d := batchDesc(alice)
+			d.MailType, d.MailUser = tc.mailType, msg.NullString{Value: tc.mailUser, Valid: tc.mailUser != ""}
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0+5)
+			finishJob(t, m, cl, id, tc.rc, t0+75)
+			var got []string
+			for _, s := range scriptsOf(m.TakeScripts(cl), ScriptMail) {
+				if s.Argv[0] != "/bin/mail" || s.Argv[1] != "-s" {
+					t.Errorf("argv %q", s.Argv)
+				}
+				got = append(got, s.Argv[2]+"|"+s.Argv[3])
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("mails\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMailEnv(t *testing.T) {
+	m := hookManager(HookConfig{MailProg: "/bin/mail"})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.MailType = MailEnd
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0+1)
+	finishJob(t, m, cl, id, 2<<8, t0+3)
+	mails := scriptsOf(m.TakeScripts(cl), ScriptMail)
+	if len(mails) != 0 {
+		t.Fatalf("END mail for a FAILED job: %q", mails[0].Argv)
+	}
+	d = batchDesc(alice)
+	d.MailType = MailEnd
+	id = mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0+1)
+	finishJob(t, m, cl, id, 0, t0+3)
+	mails = scriptsOf(m.TakeScripts(cl), ScriptMail)
+	if len(mails) != 1 {
+		t.Fatalf("%d mails", len(mails))
+	}
+	for k, want := range map[string]string{"SLURM_JOB_ID": "2", "SLURM_JOB_USER": "alice", "SLURM_JOB_UID": "1000",
+		"SLURM_JOB_MAIL_TYPE": "Ended", "SLURM_JOB_STATE": "COMPLETED", "SLURM_JOB_RUN_TIME": "00:00:02",
+		"SLURM_JOB_EXIT_CODE_MAX": "0", "SLURM_JOB_EXIT_CODE2": "0:0", "SLURM_JOB_NODELIST": "n1",
+		"SLURM_JOB_PARTITION": "debug", "SLURM_CLUSTER_NAME": "test", "SLURM_JOB_WORK_DIR": "/tmp"} {
+		if got, _ := envValue(mails[0].Env, k); got != want {
+			t.Errorf("%s=%q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestMailTimeLimit(t *testing.T) {
+	m := hookManager(HookConfig{MailProg: "/bin/mail"})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.MailType = MailTime50 | MailTime80
+	d.TimeLimit = 10
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	for _, tc := range []struct {
+		at   int64
+		want string
+	}{{299, ""}, {300, "Slurm Job_id=1 Name=job Reached 50% of time limit, Run time 00:05:00"}, {301, ""},
+		{480, "Slurm Job_id=1 Name=job Reached 80% of time limit, Run time 00:08:00"}, {540, ""}} {
+		if _, err := m.Tick(cl, t0+tc.at); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, s := range scriptsOf(m.TakeScripts(cl), ScriptMail) {
+			got = s.Argv[2]
+		}
+		if got != tc.want {
+			t.Errorf("at +%d: %q, want %q", tc.at, got, tc.want)
+		}
+	}
+	if m.Job(id).MailType != 0 {
+		t.Errorf("mail type left %#x", m.Job(id).MailType)
+	}
+}
+
+func TestPrologSlurmctld(t *testing.T) {
+	cases := []struct {
+		name      string
+		status    int
+		timedOut  bool
+		requeue   bool
+		wantState string
+		launched  bool
+	}{
+		{"ok", 0, false, true, "RUNNING", true},
+		{"fails, requeued", 1 << 8, false, true, "PENDING", false},
+		{"times out, requeued", 9, true, true, "PENDING", false},
+		{"fails, no requeue", 1 << 8, false, false, "CANCELLED", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := hookManager(HookConfig{PrologSlurmctld: "/etc/prolog", EpilogSlurmctld: "/etc/epilog"})
+			cl := testCluster()
+			d := batchDesc(alice)
+			d.Requeue = 0
+			if tc.requeue {
+				d.Requeue = 1
+			}
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			acts := mustSchedule(t, m, cl, t0)
+			if len(launches(acts)) != 0 {
+				t.Fatal("launched before the prolog ended")
+			}
+			j := m.Job(id)
+			if j.State != msg.JobRunning|msg.JobConfiguring {
+				t.Fatalf("state %#x, want RUNNING|CONFIGURING", j.State)
+			}
+			pro := scriptsOf(m.TakeScripts(cl), ScriptPrologCtld)
+			if len(pro) != 1 || pro[0].Argv[0] != "/etc/prolog" {
+				t.Fatalf("prolog scripts %+v", pro)
+			}
+			if v, _ := envValue(pro[0].Env, "SLURM_SCRIPT_CONTEXT"); v != "prolog_slurmctld" {
+				t.Errorf("SLURM_SCRIPT_CONTEXT=%q", v)
+			}
+			out, err := m.PrologDone(id, tc.status, tc.timedOut, cl, t0+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(launches(out.Actions)) == 1; got != tc.launched {
+				t.Errorf("launched %v, want %v", got, tc.launched)
+			}
+			if got := jobBaseNames[j.Base()]; got != tc.wantState {
+				t.Errorf("state %s, want %s", got, tc.wantState)
+			}
+			epi := scriptsOf(m.TakeScripts(cl), ScriptEpilogCtld)
+			if tc.launched == (len(epi) != 0) {
+				t.Errorf("%d epilogs", len(epi))
+			}
+		})
+	}
+}
+
+func TestEpilogSlurmctldKeepsCompleting(t *testing.T) {
+	m := hookManager(HookConfig{EpilogSlurmctld: "/etc/epilog"})
+	cl := testCluster()
+	id := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	finishJob(t, m, cl, id, 0, t0+1)
+	j := m.Job(id)
+	if j.State != msg.JobComplete|msg.JobCompleting {
+		t.Fatalf("state %#x: the epilog runs, the job must stay COMPLETING", j.State)
+	}
+	epi := scriptsOf(m.TakeScripts(cl), ScriptEpilogCtld)
+	if len(epi) != 1 {
+		t.Fatalf("%d epilogs", len(epi))
+	}
+	if v, _ := envValue(epi[0].Env, "SLURM_JOB_EXIT_CODE2"); v != "0:0" {
+		t.Errorf("SLURM_JOB_EXIT_CODE2=%q", v)
+	}
+	if _, err := m.EpilogDone(id, false, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	if j.State != msg.JobComplete {
+		t.Errorf("state %#x after the epilog, want COMPLETED", j.State)
+	}
+}
+
+func TestJobCompFiletxt(t *testing.T) {
+	m := hookManager(HookConfig{JobCompType: "jobcomp/filetxt", JobCompLoc: "/var/log/jc",
+		GroupName: func(gid uint32) string { return map[uint32]string{1000: "alice"}[gid] }})
+	cl := testCluster()
+	id := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	finishJob(t, m, cl, id, 1<<8, t0+1)
+	jc := scriptsOf(m.TakeScripts(cl), ScriptJobCompFile)
+	if len(jc) != 1 {
+		t.Fatalf("%d records", len(jc))
+	}
+	tm := func(s int64) string { return compTime(s) }
+	want := "JobId=1 UserId=alice(1000) GroupId=alice(1000) Name=job JobState=FAILED Partition=debug TimeLimit=UNLIMITED " +
+		"StartTime=" + tm(t0) + " EndTime=" + tm(t0+1) + " NodeList=n1 NodeCnt=1 ProcCnt=1 WorkDir=/tmp ReservationName= " +
+		"Tres=cpu=1,mem=4G,node=1,billing=1 Account= QOS= WcKey= Cluster=unknown SubmitTime=" + tm(t0) + " EligibleTime=" + tm(t0) +
+		" DerivedExitCode=0:0 ExitCode=1:0 \n"
+	if jc[0].Line != want || jc[0].Path != "/var/log/jc" {
+		t.Errorf("record\n got %q\nwant %q", jc[0].Line, want)
+	}
+}
+
+func TestCompressedCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in   []uint32
+		want string
+	}{{[]uint32{2}, "2"}, {[]uint32{2, 2}, "2(x2)"}, {[]uint32{2, 2, 1}, "2(x2),1"}, {[]uint32{1, 2, 2}, "1,2(x2)"}} {
+		if got := compressedCounts(tc.in); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// hookScript writes an executable script that records each run, one file
+// per run in dir/name: its arguments, then its environment sorted (less
+// what the shell adds itself).
+func hookScript(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	if err := os.MkdirAll(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".sh")
+	script := fmt.Sprintf(`#!/bin/sh
+f=$(mktemp %s/run.XXXXXX)
+{
+  for a in "$0" "$@"; do echo "arg: $a"; done
+  env | grep -v -e '^PWD=' -e '^SHLVL=' -e '^_=' -e '^OLDPWD=' | sort
+} > "$f.tmp"
+mv "$f.tmp" "$f.done"
+rm -f "$f"
+`, out)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// hookRuns waits until dir/name holds n finished runs and returns them,
+// sorted, masked (times, durations), joined.
+func hookRuns(t *testing.T, c *ctldharness.Cluster, dir, name string, n int) string {
+	t.Helper()
+	var files []string
+	err := c.Poll(60*time.Second, func() bool {
+		files, _ = filepath.Glob(filepath.Join(dir, name, "*.done"))
+		return len(files) >= n
+	})
+	var runs []string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		runs = append(runs, hookMasked(string(b)))
+		os.Remove(f)
+	}
+	sort.Strings(runs)
+	s := strings.Join(runs, "----\n")
+	if err != nil {
+		s += fmt.Sprintf("--- only %d runs of %s, want %d\n", len(files), name, n)
+	}
+	return s
+}
+
+var hookDurRE = regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`)
+
+func hookMasked(s string) string {
+	return hookDurRE.ReplaceAllString(ctldMasked(s), "<dur>")
+}
+
+// TestSlurmctldMailProg: MailProg runs as real slurmctld runs it (the
+// "-s subject recipient" arguments and the environment) for BEGIN, END,
+// FAIL, REQUEUE, a pending job cancelled, arrays summarised or per task,
+// and MailDomain for the default recipient.
+func TestSlurmctldMailProg(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf: []string{"MailProg=" + hookScript(t, dir, "mail"), "MailDomain=example.org"}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		wd := c.Dir
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", wd, "-o", "/dev/null"}, args...)...)
+		}
+		done := []string{"COMPLETED", "FAILED", "CANCELLED"}
+		a := sb("-J", "ok", "--mail-type=ALL", "--mail-user=alice@site", "--wrap", "sleep 1")
+		b := sb("-J", "bad", "--mail-type=BEGIN,END,FAIL", "--wrap", "exit 3")
+		ctldWaitJob(t, c, a, 60*time.Second, done...)
+		ctldWaitJob(t, c, b, 60*time.Second, done...)
+		out["show job"] = ctldRun(c, "scontrol", "show", "job", fmt.Sprint(a))
+		out["single jobs"] = hookRuns(t, c, dir, "mail", 4)
+
+		h := sb("-J", "held", "-H", "--mail-type=END", "--wrap", "true")
+		ctldRun(c, "scancel", fmt.Sprint(h))
+		ctldWaitJob(t, c, h, 60*time.Second, done...)
+		out["pending cancelled"] = hookRuns(t, c, dir, "mail", 1)
+
+		r := sb("-J", "rq", "--requeue", "--mail-type=REQUEUE,END", "--wrap", "sleep 60")
+		ctldWaitJob(t, c, r, 60*time.Second, "RUNNING")
+		ctldRun(c, "scontrol", "requeue", fmt.Sprint(r))
+		out["requeued"] = hookRuns(t, c, dir, "mail", 1)
+		ctldWaitJob(t, c, r, 60*time.Second, "PENDING") // its node clean
+		ctldRun(c, "scancel", fmt.Sprint(r))
+		ctldWaitJob(t, c, r, 60*time.Second, done...)
+		out["requeued then cancelled"] = hookRuns(t, c, dir, "mail", 1)
+
+		arr := sb("-J", "arr", "--array=1-3", "--mail-type=BEGIN,END", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
+		for _, id := range []string{"_1", "_2", "_3"} {
+			ctldWaitJobStr(t, c, fmt.Sprint(arr)+id, done...)
+		}
+		out["array summary"] = hookRuns(t, c, dir, "mail", 2)
+		tasks := sb("-J", "tasks", "--array=1-2", "--mail-type=BEGIN,END,ARRAY_TASKS", "--wrap", "true")
+		for _, id := range []string{"_1", "_2"} {
+			ctldWaitJobStr(t, c, fmt.Sprint(tasks)+id, done...)
+		}
+		out["array tasks"] = hookRuns(t, c, dir, "mail", 4)
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
+
+// ctldWaitJobStr waits for a job named by its id string (array tasks).
+func ctldWaitJobStr(t *testing.T, c *ctldharness.Cluster, id string, states ...string) {
+	t.Helper()
+	var last string
+	err := c.Poll(60*time.Second, func() bool {
+		o, _, _ := c.Run("squeue", "-h", "-t", "all", "-j", id, "-o", "%T")
+		last = strings.TrimSpace(o)
+		for _, s := range states {
+			if last == s {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		t.Fatalf("job %s: state %q, want %v: %v", id, last, states, err)
+	}
+}
