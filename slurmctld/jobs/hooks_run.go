@@ -29,7 +29,21 @@ func (m *Manager) started(j *Job, now int64) (hold bool) {
 func (m *Manager) ended(j *Job, requeue, ran bool, now int64) {
 	m.mailOnEnd(j, requeue, now)
 	m.jobComp(j)
-	if ran && m.cfg.Hooks.EpilogSlurmctld != "" {
+	if ran {
+		if requeue {
+			// _job_requeue_op counts the restart before it releases the
+			// nodes (deallocate_nodes runs the epilog).
+			j.RestartCnt++
+			defer func() { j.RestartCnt-- }()
+		}
+		m.epilogCtld(j)
+	}
+}
+
+// epilogCtld is deallocate_nodes' EpilogSlurmctld: the job stays
+// COMPLETING until it ends (EpilogDone).
+func (m *Manager) epilogCtld(j *Job) {
+	if m.cfg.Hooks.EpilogSlurmctld != "" {
 		if m.hooks.epilog == nil {
 			m.hooks.epilog = map[uint32]bool{}
 		}
@@ -55,6 +69,11 @@ func (m *Manager) requeued(j *Job, now int64) {
 }
 
 func waitStatus(s int) syscall.WaitStatus { return syscall.WaitStatus(s) }
+
+// prologRunning reports a job whose PrologSlurmctld has not ended (the
+// only thing that makes a job CONFIGURING here): it is not ready and
+// gets no step yet.
+func prologRunning(j *Job) bool { return j.State&msg.JobConfiguring != 0 }
 
 // epilogRunning reports a job whose EpilogSlurmctld has not ended: it
 // stays COMPLETING.

@@ -333,6 +333,9 @@ func (m *Manager) JobReady(id uint32) (uint32, error) {
 		return 0, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
 	rc := uint32(ReadyPrologState)
+	if prologRunning(j) {
+		rc = 0
+	}
 	if j.Running() {
 		rc |= ReadyNodeState | ReadyJobState
 	}

@@ -46,6 +46,8 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		return nil, Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
 	case j.Finished() || j.IsCompleting():
 		return nil, Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
+	case prologRunning(j):
+		return nil, Outcome{}, serr(slurmerr.ESLURM_PROLOG_RUNNING) // srun tries again
 	}
 	nodes := len(j.Nodes) // the node count the step asks for
 	if nl := strOf(req.NodeList); nl != "" {

@@ -15,8 +15,8 @@ import (
 
 // hookScript writes an executable script that records each run, one file
 // per run in dir/name: its arguments, then its environment sorted (less
-// what the shell adds itself).
-func hookScript(t *testing.T, dir, name string) string {
+// what the shell adds itself). then is shell code run after the record.
+func hookScript(t *testing.T, dir, name string, then ...string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	if err := os.MkdirAll(out, 0o777); err != nil {
@@ -31,7 +31,8 @@ f=$(mktemp %s/run.XXXXXX)
 } > "$f.tmp"
 mv "$f.tmp" "$f.done"
 rm -f "$f"
-`, out)
+%s
+`, out, strings.Join(then, "\n"))
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

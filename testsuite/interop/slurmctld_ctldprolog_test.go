@@ -1,0 +1,105 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// hookWait is shell code that makes a hook wait (at most a minute) for
+// the file dir/go-<job name> when the job is named wait, and fail when it
+// is named fail*.
+func hookWait(dir, wait string) string {
+	return fmt.Sprintf(`if [ "$SLURM_JOB_NAME" = %s ]; then
+  i=0; while [ ! -e %s/go-$SLURM_JOB_NAME ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+fi
+case "$SLURM_JOB_NAME" in fail*) exit 1;; esac
+exit 0`, wait, dir)
+}
+
+var showJobKeepRE = regexp.MustCompile(`(JobState|Restarts|ExitCode|BatchFlag|Requeue)=\S+`)
+
+// ctldJobFields is the part of scontrol show job the hooks change.
+func ctldJobFields(c *ctldharness.Cluster, id uint32) string {
+	out, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(id))
+	return fmt.Sprintln(showJobKeepRE.FindAllString(out, -1))
+}
+
+// TestSlurmctldPrologEpilogSlurmctld: PrologSlurmctld and EpilogSlurmctld
+// run as real slurmctld runs them (arguments, environment), the job is
+// CONFIGURING until the prolog ends and launched only then, a failing
+// prolog requeues a batch job or cancels one that may not be requeued, and
+// the job is COMPLETING until the epilog ends.
+func TestSlurmctldPrologEpilogSlurmctld(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"PrologSlurmctld=" + hookScript(t, dir, "prolog", hookWait(dir, "waitpro")),
+		"EpilogSlurmctld=" + hookScript(t, dir, "epilog", hookWait(dir, "waitepi")),
+	}})
+	release := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, "go-"+name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		for _, g := range []string{"go-waitpro", "go-waitepi"} {
+			os.Remove(filepath.Join(dir, g))
+		}
+		out := map[string]string{}
+		wd := c.Dir
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", wd, "-o", "/dev/null"}, args...)...)
+		}
+		done := []string{"COMPLETED", "FAILED", "CANCELLED"}
+		a := sb("-J", "ok", "--wrap", "exit 2")
+		ctldWaitJob(t, c, a, 60*time.Second, done...)
+		out["ok: prolog"] = hookRuns(t, c, dir, "prolog", 1)
+		out["ok: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		out["ok: job"] = ctldJobFields(c, a)
+
+		w := sb("-J", "waitpro", "--wrap", "true")
+		ctldWaitJob(t, c, w, 60*time.Second, "CONFIGURING")
+		out["waitpro: configuring"] = ctldJobFields(c, w)
+		out["waitpro: squeue"] = ctldRun(c, "squeue", "-h", "-j", fmt.Sprint(w), "-o", "%T %r %t")
+		release("waitpro")
+		ctldWaitJob(t, c, w, 60*time.Second, done...)
+		out["waitpro: done"] = ctldJobFields(c, w)
+		hookRuns(t, c, dir, "prolog", 1)
+		hookRuns(t, c, dir, "epilog", 1)
+
+		e := sb("-J", "waitepi", "--wrap", "true")
+		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETING")
+		hookRuns(t, c, dir, "epilog", 1)
+		out["waitepi: completing"] = ctldJobFields(c, e)
+		release("waitepi")
+		ctldWaitJob(t, c, e, 60*time.Second, done...)
+		out["waitepi: done"] = ctldJobFields(c, e)
+		hookRuns(t, c, dir, "prolog", 1)
+
+		f := sb("-J", "failrq", "--requeue", "--wrap", "true")
+		out["failrq: prolog"] = hookRuns(t, c, dir, "prolog", 1)
+		ctldWaitJob(t, c, f, 60*time.Second, "PENDING")
+		out["failrq: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		out["failrq: job"] = ctldJobFields(c, f)
+		ctldRun(c, "scancel", fmt.Sprint(f))
+
+		n := sb("-J", "failnorq", "--no-requeue", "--wrap", "true")
+		out["failnorq: prolog"] = hookRuns(t, c, dir, "prolog", 1)
+		ctldWaitJob(t, c, n, 60*time.Second, done...)
+		out["failnorq: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		out["failnorq: job"] = ctldJobFields(c, n)
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
