@@ -161,3 +161,24 @@ func (m *Manager) EpilogDone(jobID uint32, timedOut bool, now int64) (Outcome, e
 	}
 	return m.finish(nil)
 }
+
+// recoverHooks is read_config's restart of the slurmctld prolog and
+// epilog: a job recovered CONFIGURING runs PrologSlurmctld again (its
+// launch waits for it), and a job left COMPLETING with clean nodes runs
+// EpilogSlurmctld again, or leaves COMPLETING when there is none.
+func (m *Manager) recoverHooks() {
+	for _, j := range m.Jobs() {
+		switch {
+		case j.Running() && prologRunning(j) && m.cfg.Hooks.PrologSlurmctld != "":
+			env := append(m.commonEnv(j, false), "SLURM_SCRIPT_CONTEXT=prolog_slurmctld")
+			m.addScript(Script{Kind: ScriptPrologCtld, JobID: j.ID, Argv: []string{m.cfg.Hooks.PrologSlurmctld},
+				Env: env, Timeout: m.cfg.Hooks.PrologEpilogTimeout})
+		case j.IsCompleting() && len(j.Completing) == 0 && len(j.Nodes) > 0:
+			if m.cfg.Hooks.EpilogSlurmctld != "" {
+				m.epilogCtld(j)
+			} else {
+				m.completingDone(j)
+			}
+		}
+	}
+}

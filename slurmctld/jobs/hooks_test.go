@@ -248,3 +248,31 @@ func TestCompressedCounts(t *testing.T) {
 		}
 	}
 }
+
+func TestHooksRecovered(t *testing.T) {
+	m := hookManager(HookConfig{PrologSlurmctld: "/etc/prolog", EpilogSlurmctld: "/etc/epilog"})
+	cl := testCluster()
+	pro := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	epi := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	m.TakeScripts(cl)
+	if _, err := m.PrologDone(epi, 0, false, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, m, cl, epi, 0, t0+2)
+	m.TakeScripts(cl)
+	// A restart forgets the running scripts: both run again.
+	m.hooks = hookState{}
+	m.Recovered(t0 + 3)
+	var got []string
+	for _, s := range m.TakeScripts(cl) {
+		got = append(got, s.Kind.Name()+" "+jobBaseNames[m.Job(s.JobID).Base()])
+	}
+	want := []string{"PrologSlurmctld RUNNING", "EpilogSlurmctld COMPLETED"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after recovery %q, want %q", got, want)
+	}
+	if !m.Job(epi).IsCompleting() || m.Job(pro).State&msg.JobConfiguring == 0 {
+		t.Errorf("states %#x %#x", m.Job(pro).State, m.Job(epi).State)
+	}
+}

@@ -1,0 +1,83 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// TestSlurmctldJobCompFiletxt: JobCompType=jobcomp/filetxt writes one
+// record per finished job to JobCompLoc, field for field as real
+// slurmctld: completed, failed, cancelled while pending and while
+// running, requeued, array tasks, a time limit.
+func TestSlurmctldJobCompFiletxt(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loc := filepath.Join(dir, "jobcomp.txt")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"JobCompType=jobcomp/filetxt", "JobCompLoc=" + loc}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		// Real slurmctld keeps JobCompLoc open (O_APPEND): empty it, do
+		// not remove it.
+		if err := os.Truncate(loc, 0); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		wd := c.Dir
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", wd, "-o", "/dev/null"}, args...)...)
+		}
+		done := []string{"COMPLETED", "FAILED", "CANCELLED"}
+		lines := func(n int) string {
+			var b []byte
+			err := c.Poll(60*time.Second, func() bool {
+				b, _ = os.ReadFile(loc)
+				return strings.Count(string(b), "\n") >= n
+			})
+			// Array tasks end together: their order is not the test's.
+			recs := strings.SplitAfter(string(b), "\n")
+			sort.Strings(recs)
+			s := ctldMasked(strings.Join(recs, ""))
+			if err != nil {
+				s += fmt.Sprintf("--- %d records, want %d\n", strings.Count(string(b), "\n"), n)
+			}
+			return s
+		}
+		a := sb("-J", "ok", "--time=5", "--wrap", "true")
+		ctldWaitJob(t, c, a, 60*time.Second, done...)
+		b := sb("-J", "bad", "-N", "2", "--wrap", "exit 3")
+		ctldWaitJob(t, c, b, 60*time.Second, done...)
+		h := sb("-J", "held", "-H", "--wrap", "true")
+		ctldRun(c, "scancel", fmt.Sprint(h))
+		ctldWaitJob(t, c, h, 60*time.Second, done...)
+		r := sb("-J", "run", "--requeue", "--wrap", "sleep 60")
+		ctldWaitJob(t, c, r, 60*time.Second, "RUNNING")
+		ctldRun(c, "scontrol", "requeue", fmt.Sprint(r))
+		ctldWaitJob(t, c, r, 60*time.Second, "PENDING")
+		ctldRun(c, "scancel", fmt.Sprint(r))
+		ctldWaitJob(t, c, r, 60*time.Second, done...)
+		k := sb("-J", "kill", "--wrap", "sleep 60")
+		ctldWaitJob(t, c, k, 60*time.Second, "RUNNING")
+		ctldRun(c, "scancel", fmt.Sprint(k))
+		ctldWaitJob(t, c, k, 60*time.Second, done...)
+		out["singles"] = lines(6)
+		arr := sb("-J", "arr", "--array=1-2", "--wrap", "exit $SLURM_ARRAY_TASK_ID")
+		for _, id := range []string{"_1", "_2"} {
+			ctldWaitJobStr(t, c, fmt.Sprint(arr)+id, done...)
+		}
+		out["with array"] = lines(8)
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
