@@ -43,6 +43,8 @@ func (c *Controller) runScripts(scripts []jobs.Script) {
 			}()
 		case jobs.ScriptPrologCtld, jobs.ScriptEpilogCtld:
 			go c.runPrepilog(s)
+		case jobs.ScriptJobCompScript:
+			c.queueJobCompScript(s)
 		}
 	}
 }
@@ -60,6 +62,48 @@ func (c *Controller) appendJobComp(s jobs.Script) {
 	}
 	if err != nil {
 		c.log.Error(fmt.Sprintf("jobcomp/filetxt: JobId=%d: %v", s.JobID, err))
+	}
+}
+
+// jobCompQueue feeds the one jobcomp/script runner: as the plugin's
+// agent thread, it runs the records one after the other, in order.
+var (
+	jobCompOnce  sync.Once
+	jobCompQueue chan jobs.Script
+)
+
+func (c *Controller) queueJobCompScript(s jobs.Script) {
+	jobCompOnce.Do(func() {
+		jobCompQueue = make(chan jobs.Script, 1<<16)
+		go func() {
+			for s := range jobCompQueue {
+				c.runJobCompScript(s)
+			}
+		}()
+	})
+	select {
+	case jobCompQueue <- s:
+	default:
+		c.log.Error(fmt.Sprintf("jobcomp/script: queue full, JobId=%d not recorded", s.JobID))
+	}
+}
+
+// runJobCompScript is _jobcomp_child: JobCompLoc runs in /tmp with its
+// output to /dev/null, slurmctld's TZ passed on.
+func (c *Controller) runJobCompScript(s jobs.Script) {
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		s.Env = append(s.Env, "TZ="+tz)
+	}
+	cmd := exec.Command(s.Argv[0])
+	cmd.Env = s.Env
+	cmd.Dir = "/tmp"
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		c.log.Error(fmt.Sprintf("jobcomp/script: script %s exited with status %d", s.Argv[0], ee.ExitCode()))
+	case err != nil && !errors.As(err, &ee):
+		c.log.Error(fmt.Sprintf("jobcomp/script: execve(%s): %v", s.Argv[0], err))
 	}
 }
 

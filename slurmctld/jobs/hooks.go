@@ -94,8 +94,8 @@ type Script struct {
 	Timeout int
 	Path    string
 	Line    string
-	// line completes Line with the cluster view (TakeScripts).
-	line func(cl *Cluster) string
+	// complete fills in what needs the cluster view (TakeScripts).
+	complete func(s *Script, cl *Cluster)
 }
 
 // hookState is the manager's bookkeeping of the hooks.
@@ -111,8 +111,9 @@ func (m *Manager) TakeScripts(cl *Cluster) []Script {
 	s := m.hooks.scripts
 	m.hooks.scripts = nil
 	for i := range s {
-		if s[i].line != nil {
-			s[i].Line, s[i].line = s[i].line(cl), nil
+		if s[i].complete != nil {
+			s[i].complete(&s[i], cl)
+			s[i].complete = nil
 		}
 	}
 	return s

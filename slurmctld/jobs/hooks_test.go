@@ -276,3 +276,24 @@ func TestHooksRecovered(t *testing.T) {
 		t.Errorf("states %#x %#x", m.Job(pro).State, m.Job(epi).State)
 	}
 }
+
+func TestJobCompScriptEnv(t *testing.T) {
+	m := hookManager(HookConfig{JobCompType: "jobcomp/script", JobCompLoc: "/etc/jobcomp.sh"})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.TimeLimit = 90
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	finishJob(t, m, cl, id, 9, t0+1) // killed by SIGKILL
+	s := scriptsOf(m.TakeScripts(cl), ScriptJobCompScript)
+	if len(s) != 1 || s[0].Argv[0] != "/etc/jobcomp.sh" {
+		t.Fatalf("scripts %+v", s)
+	}
+	for k, want := range map[string]string{"JOBID": "1", "EXITCODE": "0:9", "ARRAYTASKID": "4294967294",
+		"LIMIT": "01:30:00", "DB_FLAGS": "SchedMain", "NODES": "n1", "JOBSTATE": "FAILED", "BATCH": "yes",
+		"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "USERNAME": "alice", "START": "1800000000"} {
+		if got, _ := envValue(s[0].Env, k); got != want {
+			t.Errorf("%s=%q, want %q", k, got, want)
+		}
+	}
+}

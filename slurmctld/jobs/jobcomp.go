@@ -13,20 +13,116 @@ import (
 // The TRES and the partition time limit need the cluster view, so the
 // line is completed when the controller takes the hooks (TakeScripts).
 func (m *Manager) jobComp(j *Job) {
-	if m.cfg.Hooks.JobCompType != "jobcomp/filetxt" || m.cfg.Hooks.JobCompLoc == "" {
+	if m.cfg.Hooks.JobCompLoc == "" {
 		return
 	}
-	rec := m.jobCompRecord(j)
-	jc := *j // the fields the line still needs, as they are now
-	m.addScript(Script{Kind: ScriptJobCompFile, JobID: j.ID, Path: m.cfg.Hooks.JobCompLoc,
-		line: func(cl *Cluster) string {
-			lim := "UNLIMITED"
-			if l := m.timeLimit(&jc, cl); l != Infinite && l != NoVal {
-				lim = strconv.FormatUint(uint64(l), 10)
-			}
-			rec := strings.Replace(rec, "\x00LIMIT\x00", lim, 1)
-			return strings.Replace(rec, "\x00TRES\x00", m.tresReq(&jc, cl), 1)
-		}})
+	jc := *j // the fields the record still needs, as they are now
+	limit := func(cl *Cluster) (uint32, bool) {
+		l := m.timeLimit(&jc, cl)
+		return l, l != Infinite && l != NoVal
+	}
+	switch m.cfg.Hooks.JobCompType {
+	case "jobcomp/filetxt":
+		rec := m.jobCompRecord(j)
+		m.addScript(Script{Kind: ScriptJobCompFile, JobID: j.ID, Path: m.cfg.Hooks.JobCompLoc,
+			complete: func(s *Script, cl *Cluster) {
+				lim := "UNLIMITED"
+				if l, ok := limit(cl); ok {
+					lim = strconv.FormatUint(uint64(l), 10)
+				}
+				rec := strings.Replace(rec, "\x00LIMIT\x00", lim, 1)
+				s.Line = strings.Replace(rec, "\x00TRES\x00", m.tresReq(&jc, cl), 1)
+			}})
+	case "jobcomp/script":
+		env := m.jobCompEnv(j)
+		m.addScript(Script{Kind: ScriptJobCompScript, JobID: j.ID, Argv: []string{m.cfg.Hooks.JobCompLoc},
+			complete: func(s *Script, cl *Cluster) {
+				lim := "UNLIMITED"
+				if l, ok := limit(cl); ok {
+					lim = secsString(int64(l) * 60) // mins2time_str
+				}
+				s.Env = append(env, "LIMIT="+lim, "PATH=/usr/bin:/bin:/usr/sbin:/sbin")
+			}})
+	}
+}
+
+// jobCompEnv is jobcomp/script's environment (_create_environment), less
+// LIMIT (it needs the partition) and PATH.
+func (m *Manager) jobCompEnv(j *Job) []string {
+	var env []string
+	set := func(k, v string) { env = append(env, k+"="+v) }
+	u := func(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	set("JOBID", u(j.ID))
+	set("EXITCODE", exitPair(j.ExitCode))
+	set("DERIVED_EC", exitPair(j.DerivedEC))
+	set("ARRAYJOBID", u(j.ArrayJobID))
+	task := j.ArrayTaskID
+	if j.ArrayJobID == 0 {
+		task = NoVal
+	}
+	set("ARRAYTASKID", u(task))
+	set("UID", u(j.UserID))
+	set("GID", u(j.GroupID))
+	start := j.StartTime
+	if j.ResizeTime != 0 {
+		start = j.ResizeTime
+	} else if j.StartTime > j.EndTime {
+		start = 0
+	}
+	set("START", i64(start))
+	set("END", i64(j.EndTime))
+	set("SUBMIT", i64(j.SubmitTime))
+	set("PROCS", u(j.TotalCPUs))
+	set("NODECNT", strconv.Itoa(len(j.Nodes)))
+	// db_flags: which scheduler started the job (backfill is not told
+	// apart here), None for one that never ran.
+	flags := "None"
+	if len(j.Nodes) > 0 {
+		flags = "SchedMain"
+	}
+	set("DB_FLAGS", flags)
+	batch := "no"
+	if j.Batch {
+		batch = "yes"
+	}
+	set("BATCH", batch)
+	set("CLUSTER", "")
+	set("CONSTRAINTS", j.Features)
+	set("NODES", j.nodeList())
+	set("ACCOUNT", j.Account)
+	set("JOBNAME", j.Name)
+	set("JOBSTATE", jobStateBaseName(j))
+	part := j.Partition
+	if part == "" {
+		part = joinPartitions(j.Partitions)
+	}
+	set("PARTITION", part)
+	set("QOS", "")
+	dep := ""
+	if j.Dependency != nil {
+		dep = j.Dependency.String()
+	}
+	set("DEPENDENCY", dep)
+	workDir := j.WorkDir
+	if workDir == "" {
+		workDir = "unknown"
+	}
+	set("WORK_DIR", workDir)
+	set("RESERVATION", j.Reservation)
+	set("USERNAME", m.userName(j))
+	set("GROUPNAME", m.groupName(j.GroupID))
+	set("STATEREASONPREV", "None")
+	if j.StdIn != "" {
+		set("STDIN", j.StdIn)
+	}
+	if j.StdOut != "" {
+		set("STDOUT", j.StdOut)
+	}
+	if j.StdErr != "" {
+		set("STDERR", j.StdErr)
+	}
+	return env
 }
 
 // compTime is _make_time_str: local time, ISO 8601, or Unknown.

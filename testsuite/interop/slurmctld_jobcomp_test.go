@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -76,6 +77,48 @@ func TestSlurmctldJobCompFiletxt(t *testing.T) {
 			ctldWaitJobStr(t, c, fmt.Sprint(arr)+id, done...)
 		}
 		out["with array"] = lines(8)
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
+
+var epochRE = regexp.MustCompile(`=1\d{9}\n`)
+
+// TestSlurmctldJobCompScript: JobCompType=jobcomp/script runs JobCompLoc
+// once per finished job with real slurmctld's environment.
+func TestSlurmctldJobCompScript(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"JobCompType=jobcomp/script", "JobCompLoc=" + hookScript(t, dir, "jobcomp")}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		wd := c.Dir
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", wd, "-o", "/dev/null"}, args...)...)
+		}
+		done := []string{"COMPLETED", "FAILED", "CANCELLED"}
+		runs := func(n int) string { return epochRE.ReplaceAllString(hookRuns(t, c, dir, "jobcomp", n), "=<epoch>\n") }
+		a := sb("-J", "ok", "--time=5", "--wrap", "true")
+		ctldWaitJob(t, c, a, 60*time.Second, done...)
+		out["ok"] = runs(1)
+		b := sb("-J", "bad", "-N", "2", "--wrap", "exit 3")
+		ctldWaitJob(t, c, b, 60*time.Second, done...)
+		out["bad"] = runs(1)
+		h := sb("-J", "held", "-H", "--wrap", "true")
+		ctldRun(c, "scancel", fmt.Sprint(h))
+		ctldWaitJob(t, c, h, 60*time.Second, done...)
+		out["held"] = runs(1)
+		arr := sb("-J", "arr", "--array=1-2", "--wrap", "true")
+		for _, id := range []string{"_1", "_2"} {
+			ctldWaitJobStr(t, c, fmt.Sprint(arr)+id, done...)
+		}
+		out["array"] = runs(2)
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, run)
