@@ -143,3 +143,34 @@ func ctldWaitJobStr(t *testing.T, c *ctldharness.Cluster, id string, states ...s
 		t.Fatalf("job %s: state %q, want %v: %v", id, last, states, err)
 	}
 }
+
+// TestSlurmctldMailTimeLimit: --mail-type=TIME_LIMIT_50 mails once half
+// the time limit has run, as real slurmctld's time-limit check does.
+func TestSlurmctldMailTimeLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits half a minute per controller")
+	}
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf: []string{"MailProg=" + hookScript(t, dir, "mail")}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		id := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "tl", "--time=1",
+			"--mail-type=TIME_LIMIT_50", "--wrap", "sleep 58")
+		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+		out["time limit 50%"] = hookRuns(t, c, dir, "mail", 1)
+		// When the check runs is each controller's own: real's comes
+		// later in the half minute, so the run times are masked.
+		out["show job"] = hookMasked(ctldRun(c, "scontrol", "show", "job", fmt.Sprint(id)))
+		ctldRun(c, "scancel", fmt.Sprint(id))
+		ctldWaitJob(t, c, id, 60*time.Second, "CANCELLED")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
