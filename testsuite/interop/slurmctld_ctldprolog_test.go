@@ -103,3 +103,47 @@ func TestSlurmctldPrologEpilogSlurmctld(t *testing.T) {
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldPrologSlurmctldSrun: an srun allocation whose
+// PrologSlurmctld is still running is CONFIGURING; srun's step waits for
+// the prolog, then runs.
+func TestSlurmctldPrologSlurmctldSrun(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"PrologSlurmctld=" + hookScript(t, dir, "prolog", hookWait(dir, "waitpro")),
+	}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		os.Remove(filepath.Join(dir, "go-waitpro"))
+		out := map[string]string{}
+		res := make(chan string, 1)
+		go func() { res <- ctldRun(c, "srun", "-J", "waitpro", "-D", c.Dir, "echo", "ran") }()
+		var id string
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("squeue", "-h", "-n", "waitpro", "-t", "all", "-o", "%i %T")
+			var st string
+			fmt.Sscan(o, &id, &st)
+			return st == "CONFIGURING"
+		}); err != nil {
+			t.Fatalf("srun job not CONFIGURING: %v", err)
+		}
+		out["configuring: squeue"] = ctldRun(c, "squeue", "-h", "-j", id, "-o", "%T %r %t")
+		out["configuring: prolog"] = hookRuns(t, c, dir, "prolog", 1)
+		if err := os.WriteFile(filepath.Join(dir, "go-waitpro"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case o := <-res:
+			out["srun"] = o
+		case <-time.After(90 * time.Second):
+			t.Fatal("srun did not end after the prolog")
+		}
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
