@@ -147,3 +147,31 @@ func TestSlurmctldPrologSlurmctldSrun(t *testing.T) {
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldPrologSlurmctldTimeout: a PrologSlurmctld still running
+// after PrologEpilogTimeout is killed and counts as failed: the batch job
+// is requeued.
+func TestSlurmctldPrologSlurmctldTimeout(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2, ExtraConf: []string{
+		"PrologSlurmctld=" + hookScript(t, dir, "prolog", hookWait(dir, "waitpro")),
+		"PrologEpilogTimeout=2",
+	}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		id := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "waitpro", "--requeue", "--wrap", "true")
+		out["prolog"] = hookRuns(t, c, dir, "prolog", 1)
+		ctldWaitJob(t, c, id, 60*time.Second, "PENDING")
+		out["job"] = ctldJobFields(c, id)
+		ctldRun(c, "scancel", fmt.Sprint(id))
+		ctldWaitJob(t, c, id, 60*time.Second, "CANCELLED")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
