@@ -98,6 +98,7 @@ const maxBatchRequeue = 5
 // going DOWN requeues without counting (kill_running_job_by_node_name), as
 // do scontrol requeue and preemption.
 func (m *Manager) failureRequeue(j *Job, now int64) {
+	m.hooks.requeueCause = requeueJobComplete
 	m.requeue(j, 0, now)
 	j.FailRequeues++
 	if 1+int(j.FailRequeues) > maxBatchRequeue { // batch_flag > MAX_BATCH_REQUEUE
@@ -258,6 +259,7 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			if len(j.Completing) == 0 {
 				j.State = msg.JobPending
 			}
+			m.hooks.requeueCause = requeueNodeFail
 			m.requeue(j, 0, now)
 			continue
 		}

@@ -103,6 +103,8 @@ type hookState struct {
 	scripts []Script
 	// epilog: jobs whose EpilogSlurmctld still runs; they stay COMPLETING.
 	epilog map[uint32]bool
+	// requeueCause is the path of the requeue being made (requeued).
+	requeueCause requeueCause
 }
 
 // TakeScripts returns the hooks the calls since the last one asked for;

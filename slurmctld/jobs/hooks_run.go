@@ -30,12 +30,6 @@ func (m *Manager) ended(j *Job, requeue, ran bool, now int64) {
 	m.mailOnEnd(j, requeue, now)
 	m.jobComp(j)
 	if ran {
-		if requeue {
-			// _job_requeue_op counts the restart before it releases the
-			// nodes (deallocate_nodes runs the epilog).
-			j.RestartCnt++
-			defer func() { j.RestartCnt-- }()
-		}
 		m.epilogCtld(j)
 	}
 }
@@ -55,16 +49,42 @@ func (m *Manager) epilogCtld(j *Job) {
 	}
 }
 
+// requeueCause says which of Slurm's requeue paths a requeue takes: they
+// log the job in different states and count the restart before or after
+// the epilog.
+type requeueCause uint8
+
+const (
+	requeueOp          requeueCause = iota // _job_requeue_op: REQUEUE, restart counted first
+	requeueJobComplete                     // _job_complete's failure requeue: NODE_FAIL, counted first
+	requeueNodeFail                        // kill_running_job_by_node_name: NODE_FAIL, counted after
+)
+
 // requeued is the hooks of a requeue: job_completion_logger sees the job
-// ended now (unless it had ended already) in state REQUEUE.
+// ended now (unless it had ended already) in state REQUEUE or NODE_FAIL,
+// then deallocate_nodes runs EpilogSlurmctld for a job that had nodes.
 func (m *Manager) requeued(j *Job, now int64) {
-	ran := j.Running() || j.IsCompleting()
+	cause := m.hooks.requeueCause
+	m.hooks.requeueCause = requeueOp
+	ran := len(j.Nodes) > 0 && (j.Running() || j.IsCompleting() || cause != requeueOp) && !m.hooks.epilog[j.ID]
 	if j.EndTime == 0 || j.EndTime > now {
 		j.EndTime = now
 	}
 	state := j.State
 	j.State = msg.JobRequeue | j.State&msg.JobCompleting
-	m.ended(j, true, ran && !m.hooks.epilog[j.ID], now)
+	if cause != requeueOp {
+		j.State = msg.JobNodeFail | j.State&msg.JobCompleting
+	}
+	m.ended(j, true, false, now)
+	if ran {
+		if cause != requeueNodeFail {
+			j.RestartCnt++
+		}
+		m.epilogCtld(j)
+		if cause != requeueNodeFail {
+			j.RestartCnt--
+		}
+	}
 	j.State = state | j.State&msg.JobCompleting
 }
 

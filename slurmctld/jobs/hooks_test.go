@@ -297,3 +297,37 @@ func TestJobCompScriptEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestHooksNodeFailRequeue(t *testing.T) {
+	m := hookManager(HookConfig{MailProg: "/bin/mail", EpilogSlurmctld: "/etc/epilog",
+		JobCompType: "jobcomp/filetxt", JobCompLoc: "/jc"})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.MailType, d.Requeue = MailFail|MailRequeue|MailEnd, 1
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	m.TakeScripts(cl)
+	if _, err := m.NodeDown(m.Job(id).Nodes[0], cl, t0+10); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range m.TakeScripts(cl) {
+		switch s.Kind {
+		case ScriptMail:
+			got = append(got, s.Argv[2])
+		case ScriptEpilogCtld:
+			v, _ := envValue(s.Env, "SLURM_JOB_RESTART_COUNT")
+			got = append(got, "epilog restarts="+v)
+		case ScriptJobCompFile:
+			got = append(got, strings.Fields(s.Line)[4])
+		}
+	}
+	want := []string{"Slurm Job_id=1 Name=job Failed, Run time 00:00:10, NODE_FAIL, ExitCode 0",
+		"Slurm Job_id=1 Name=job Requeued, Run time 00:00:10", "JobState=NODE_FAIL", "epilog restarts=0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("hooks\n got %q\nwant %q", got, want)
+	}
+	if j := m.Job(id); j.RestartCnt != 1 || !j.Pending() {
+		t.Errorf("restarts %d state %#x", j.RestartCnt, j.State)
+	}
+}

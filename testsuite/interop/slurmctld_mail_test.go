@@ -92,7 +92,7 @@ func TestSlurmctldMailProg(t *testing.T) {
 		b := sb("-J", "bad", "--mail-type=BEGIN,END,FAIL", "--wrap", "exit 3")
 		ctldWaitJob(t, c, a, 60*time.Second, done...)
 		ctldWaitJob(t, c, b, 60*time.Second, done...)
-		out["show job"] = ctldRun(c, "scontrol", "show", "job", fmt.Sprint(a))
+		out["show job"] = hookMasked(ctldRun(c, "scontrol", "show", "job", fmt.Sprint(a))) // RunTime: timing
 		out["single jobs"] = hookRuns(t, c, dir, "mail", 4)
 
 		h := sb("-J", "held", "-H", "--mail-type=END", "--wrap", "true")
