@@ -69,20 +69,25 @@ func (c *Controller) appendJobComp(s jobs.Script) {
 // agent thread, it runs the records one after the other, in order.
 var (
 	jobCompOnce  sync.Once
-	jobCompQueue chan jobs.Script
+	jobCompQueue chan jobCompItem
 )
+
+type jobCompItem struct {
+	c *Controller
+	s jobs.Script
+}
 
 func (c *Controller) queueJobCompScript(s jobs.Script) {
 	jobCompOnce.Do(func() {
-		jobCompQueue = make(chan jobs.Script, 1<<16)
+		jobCompQueue = make(chan jobCompItem, 1<<16)
 		go func() {
-			for s := range jobCompQueue {
-				c.runJobCompScript(s)
+			for it := range jobCompQueue {
+				it.c.runJobCompScript(it.s)
 			}
 		}()
 	})
 	select {
-	case jobCompQueue <- s:
+	case jobCompQueue <- jobCompItem{c, s}:
 	default:
 		c.log.Error(fmt.Sprintf("jobcomp/script: queue full, JobId=%d not recorded", s.JobID))
 	}
