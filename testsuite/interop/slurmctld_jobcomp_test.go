@@ -124,3 +124,48 @@ func TestSlurmctldJobCompScript(t *testing.T) {
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldHooksNodeFail: a batch job requeued because its node went
+// DOWN is mailed FAIL and REQUEUE, recorded NODE_FAIL by jobcomp/filetxt,
+// and gets EpilogSlurmctld (restart count not yet bumped), as real
+// slurmctld's kill_running_job_by_node_name does.
+func TestSlurmctldHooksNodeFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for SlurmdTimeout per controller")
+	}
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loc := filepath.Join(dir, "jobcomp.txt")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"SlurmdTimeout=6", "MailProg=" + hookScript(t, dir, "mail"),
+		"EpilogSlurmctld=" + hookScript(t, dir, "epilog"),
+		"JobCompType=jobcomp/filetxt", "JobCompLoc=" + loc}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		if err := os.Truncate(loc, 0); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		id := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "nf", "-w", "n2", "--requeue",
+			"--mail-type=FAIL,REQUEUE,END", "--wrap", "sleep 120")
+		ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+		c.StopNode("n2")
+		ctldWaitState(t, c, "n2", "down*", 60*time.Second)
+		out["mail"] = hookRuns(t, c, dir, "mail", 2)
+		out["epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		b, _ := os.ReadFile(loc)
+		out["jobcomp"] = ctldMasked(string(b))
+		ctldWaitJob(t, c, id, 60*time.Second, "PENDING")
+		out["job"] = ctldJobFields(c, id)
+		ctldRun(c, "scancel", fmt.Sprint(id))
+		ctldWaitJob(t, c, id, 60*time.Second, "CANCELLED")
+		out["mail after scancel"] = hookRuns(t, c, dir, "mail", 1)
+		c.StartNode("n2")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
