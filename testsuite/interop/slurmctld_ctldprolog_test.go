@@ -52,8 +52,11 @@ func TestSlurmctldPrologEpilogSlurmctld(t *testing.T) {
 		}
 	}
 	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
-		for _, g := range []string{"go-waitpro", "go-waitepi"} {
-			os.Remove(filepath.Join(dir, g))
+		for _, g := range []string{"go-waitpro", "go-waitepi", "prolog/*", "epilog/*"} {
+			left, _ := filepath.Glob(filepath.Join(dir, g))
+			for _, f := range left {
+				os.Remove(f)
+			}
 		}
 		out := map[string]string{}
 		wd := c.Dir
@@ -96,7 +99,8 @@ func TestSlurmctldPrologEpilogSlurmctld(t *testing.T) {
 		n := sb("-J", "failnorq", "--no-requeue", "--wrap", "true")
 		out["failnorq: prolog"] = hookRuns(t, c, dir, "prolog", 1)
 		ctldWaitJob(t, c, n, 60*time.Second, done...)
-		out["failnorq: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		// No "failnorq: epilog": real slurmctld ran EpilogSlurmctld for
+		// this job in one run and not in another (ours runs it).
 		out["failnorq: job"] = ctldJobFields(c, n)
 		return out
 	}
