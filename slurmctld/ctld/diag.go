@@ -326,6 +326,9 @@ func (c *Controller) countedPass(ctx context.Context, backfill bool) (jobs.Outco
 		start := time.Now()
 		o, err := m.Schedule(cl, now, backfill)
 		took, ps = time.Since(start), m.LastPass()
+		if backfill {
+			c.setPlanned(m.PlannedNodes(), now)
+		}
 		return o, err
 	})
 	c.diag.stats.setBFActive(false)

@@ -211,6 +211,8 @@ type Manager struct {
 	lastPass sched.PassStats
 	// hooks are the site scripts asked for (hooks.go).
 	hooks hookState
+	// planned is what the last backfill pass planned (planned.go).
+	planned []int
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

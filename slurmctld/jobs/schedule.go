@@ -420,6 +420,7 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 	snap, ids, actions := m.snapshot(cl, now, false)
 	if len(snap.Pending) == 0 {
 		m.lastPass = sched.PassStats{}
+		m.notePlanned(backfill, nil)
 		m.licenseReasons(nil, ids, now)
 		return actions
 	}
@@ -430,6 +431,7 @@ func (m *Manager) schedule(cl *Cluster, now int64, backfill bool) []Action {
 		plan = sched.MainPass(snap)
 	}
 	m.lastPass = plan.Stats
+	m.notePlanned(backfill, plan)
 	return append(actions, m.apply(cl, plan, ids, now)...)
 }
 

@@ -3,6 +3,8 @@ package sched
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bits-and-blooms/bitset"
 )
 
 // backfill is sched/backfill's pass. Jobs are taken in priority order; a
@@ -115,6 +117,7 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		if !o.reserved || t < o.startTime {
 			o.startTime = t
 			o.part = r.part.Name
+			c.markPlanned(nodes)
 		}
 		if o.reserved && cfg.OneResvPerJob {
 			continue
@@ -124,6 +127,18 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		resvPart[e.pi]++
 	}
 	return starts
+}
+
+// markPlanned adds the nodes of a job's expected start to the planned
+// set. backfill.c does so whenever it records the job's sched_nodes (its
+// first or an earlier start), before bf_one_resv_per_job is looked at.
+func (c *cluster) markPlanned(nodes []int) {
+	if c.planned == nil {
+		c.planned = bitset.New(c.n)
+	}
+	for _, ni := range nodes {
+		c.planned.Set(uint(ni))
+	}
 }
 
 // useTimeMin applies --time-min as 22.05's backfill does: a job whose

@@ -332,6 +332,10 @@ type Plan struct {
 	// Preemptions are the jobs to preempt so that pending jobs can
 	// start (preempt.go); those pending jobs wait for Resources.
 	Preemptions []Preemption
+	// Planned lists (ascending) the nodes the backfill pass chose for
+	// pending jobs' expected starts; the controller marks the idle ones
+	// NODE_STATE_PLANNED. Empty after a main pass.
+	Planned []int
 }
 
 // PassStats is what a pass reports for sdiag (slurmctld's diag_stats):

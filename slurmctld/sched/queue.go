@@ -126,5 +126,10 @@ func (c *cluster) plan(starts []Start, out []outcome) *Plan {
 			Desc:      o.desc,
 		})
 	}
+	if c.planned != nil {
+		for i, ok := c.planned.NextSet(0); ok; i, ok = c.planned.NextSet(i + 1) {
+			p.Planned = append(p.Planned, int(i))
+		}
+	}
 	return p
 }

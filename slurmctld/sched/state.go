@@ -24,6 +24,10 @@ type cluster struct {
 	nodes  []Node
 	n      uint
 
+	// planned holds the nodes backfill picked for pending jobs' expected
+	// starts (Plan.Planned); nil until backfill reserves something.
+	planned *bitset.BitSet
+
 	usable *bitset.BitSet
 	// configs groups nodes of identical hardware (Slurm's node
 	// configuration records): what fits an empty node of the group fits
