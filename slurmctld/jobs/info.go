@@ -41,7 +41,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		Shared:     j.Shared,
 		CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal, Contiguous: or16(j.Contiguous, NoVal16, 0), CoreSpec: j.CoreSpec,
 		CPUsPerTask: or16(j.CPUsPerTask, NoVal16, 1), PnMinCPUs: or16(j.PnMinCPUs, NoVal16, 1), PnMinMemory: j.PnMinMemory,
-		ReqNodes: ns(j.ReqNodes), ExcNodes: ns(j.ExcNodes),
+		ReqNodes: ns(j.ReqNodes), ExcNodes: ns(j.ExcNodes), SchedNodes: ns(j.schedNodes),
 		StdErr: ns(j.StdErr), StdIn: ns(j.StdIn), StdOut: ns(j.StdOut), Bitflags: j.Bitflags,
 		StartProtocolVer: protoOr(j.ProtocolVersion), Network: ns(j.Network), MailType: or16(j.MailType, NoVal16, 0),
 		MailUser: ns(j.MailUser), TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),

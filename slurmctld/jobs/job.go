@@ -223,6 +223,9 @@ type Job struct {
 
 	// lic is Licenses parsed (licenses.go); derived, so not saved.
 	lic licenseCache
+	// schedNodes is where backfill plans to start a pending job
+	// (sched_nodes: scontrol's SchedNodeList); advisory, not saved.
+	schedNodes string
 	// stepWaiters are the sruns told their step must wait for CPUs or
 	// memory, woken when a step ends (stepalloc.go); not saved, as Slurm
 	// keeps no pending step across a restart.

@@ -84,3 +84,51 @@ func (m *Manager) licenseReasons(plan *sched.Plan, ids map[uint32]entry, now int
 func ahead(prioA, idA, prioB, idB uint32) bool {
 	return prioA > prioB || (prioA == prioB && idA < idB)
 }
+
+// bfLicenses reports SchedulerParameters=bf_licenses in effect: then
+// jobs blocked on licenses stay in the pass (the main pass stops at the
+// first, backfill plans their licenses) instead of being left out.
+func bfLicenses(cl *Cluster) bool {
+	return cl.Config.Backfill && cl.Config.BF.Licenses && len(cl.Licenses) > 0
+}
+
+// addBFLicenses gives the scheduler what bf_licenses needs: the
+// configured totals, the licenses of the running jobs (backfill.c's
+// _bf_reserve_running: running ones only, not suspended or completing)
+// and of the pending jobs, and which pending jobs licensesReady found
+// blocked.
+func (m *Manager) addBFLicenses(s *sched.Snapshot, cl *Cluster, ids map[uint32]entry) {
+	for _, l := range cl.Licenses {
+		s.Licenses = append(s.Licenses, sched.License{Name: l.Name, Count: l.Count})
+	}
+	for i := range s.Running {
+		a := &s.Running[i]
+		if j := m.jobs[a.JobID]; j != nil && j.Running() && !j.IsCompleting() {
+			a.Licenses = schedLicenses(j)
+		}
+	}
+	blocked := make(map[*Job]bool, len(m.licBlocked))
+	for _, j := range m.licBlocked {
+		blocked[j] = true
+	}
+	for i := range s.Pending {
+		p := &s.Pending[i]
+		if e, ok := ids[p.JobID]; ok {
+			p.Licenses = schedLicenses(e.job)
+			p.LicBlocked = blocked[e.job]
+		}
+	}
+}
+
+// schedLicenses is j's Licenses= for the scheduler.
+func schedLicenses(j *Job) []sched.License {
+	req, _ := j.licenseRequest(true)
+	if len(req) == 0 {
+		return nil
+	}
+	out := make([]sched.License, len(req))
+	for i, r := range req {
+		out[i] = sched.License{Name: r.Name, Count: r.Count}
+	}
+	return out
+}

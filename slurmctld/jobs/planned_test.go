@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
@@ -25,6 +26,41 @@ func TestNotePlanned(t *testing.T) {
 		m.notePlanned(s.backfill, s.plan)
 		if got := m.PlannedNodes(); !slices.Equal(got, s.want) {
 			t.Errorf("step %d: planned %v, want %v", i, got, s.want)
+		}
+	}
+}
+
+// TestNoteSchedNodes: a backfill pass sets every pending job's
+// sched_nodes to its planned nodes or clears them; a main pass and a
+// job that is no longer pending are left alone.
+func TestNoteSchedNodes(t *testing.T) {
+	cl := &Cluster{Nodes: []sched.Node{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}}}
+	pend := func(id uint32) *Job {
+		j := &Job{ID: id}
+		j.setBase(msg.JobPending)
+		return j
+	}
+	a, b, done := pend(1), pend(2), pend(3)
+	done.setBase(msg.JobCancelled)
+	done.schedNodes = "n1"
+	m := &Manager{jobs: map[uint32]*Job{1: a, 2: b, 3: done}}
+	ids := map[uint32]entry{1: {a}, 2: {b}}
+	steps := []struct {
+		plan  *sched.Plan
+		wantA string
+		wantB string
+	}{
+		{&sched.Plan{Backfill: true, Pending: []sched.Pending{{JobID: 1, SchedNodes: []int{0, 1}}, {JobID: 2}}}, "n[1-2]", ""},
+		{&sched.Plan{Pending: []sched.Pending{{JobID: 1}, {JobID: 2, SchedNodes: []int{2}}}}, "n[1-2]", ""},
+		{&sched.Plan{Backfill: true, Pending: []sched.Pending{{JobID: 2, SchedNodes: []int{2}}}}, "", "n3"},
+	}
+	for i, s := range steps {
+		m.noteSchedNodes(cl, s.plan, ids, 100)
+		if a.schedNodes != s.wantA || b.schedNodes != s.wantB {
+			t.Errorf("step %d: %q %q, want %q %q", i, a.schedNodes, b.schedNodes, s.wantA, s.wantB)
+		}
+		if done.schedNodes != "n1" {
+			t.Errorf("step %d: a cancelled job's sched_nodes changed to %q", i, done.schedNodes)
 		}
 	}
 }

@@ -156,6 +156,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 	var actions []Action
 	synth := synthBase
 	lic := m.licensePass(cl, dry)
+	bfLic := bfLicenses(cl)
 	// m.order, not m.Jobs(): a pass runs after every submit, and copying
 	// the whole table each time was half of what a 10,000-job submit
 	// burst allocated. Nothing below adds or removes records, so the
@@ -176,7 +177,7 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 			if j.Hold != HoldNone || j.BeginTime > now || j.Dependency != nil {
 				continue
 			}
-		} else if !m.eligible(j, cl, now, &actions) || !m.licensesReady(j, lic) {
+		} else if !m.eligible(j, cl, now, &actions) || (!m.licensesReady(j, lic) && !bfLic) {
 			continue
 		}
 		if !dry && m.deadlineMissed(j, now, &actions) {
@@ -202,6 +203,9 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 			synth++
 			s.Pending = append(s.Pending, c)
 		}
+	}
+	if bfLic && !dry {
+		m.addBFLicenses(s, cl, ids)
 	}
 	return s, ids, actions
 }
@@ -491,6 +495,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 	}
 	m.licenseReasons(plan, ids, now)
 	gate.limitReasons(ids, now)
+	m.noteSchedNodes(cl, plan, ids, now)
 	return append(actions, m.preempt(cl, plan, ids, now)...)
 }
 
@@ -504,6 +509,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	j.StartTime = now
 	j.Bitflags = j.Bitflags&^jobDependent | wasRunning
 	j.EstStart = 0
+	j.schedNodes = ""
 	j.LastEval = now
 	if j.EligibleTime == 0 {
 		j.EligibleTime = now

@@ -8,6 +8,7 @@ import (
 // allocate turns a placement into an Allocation starting now, takes its
 // resources from the free state and records their release.
 func (c *cluster) allocate(r *request, pl placement) Allocation {
+	c.takeLicenses(r, c.now)
 	a := Allocation{
 		JobID:         r.job.JobID,
 		UserID:        r.job.UserID,

@@ -65,7 +65,10 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		reduced := useTimeMin(r)
 		key, sh := c.shapeOf(r)
 		canStart := cfg.MaxJobStart == 0 || started < cfg.MaxJobStart
-		tried := canStart && !dominated(failNow[key], sh)
+		// bf_licenses: a job whose licenses are not free for its run
+		// cannot start now, whatever the nodes.
+		licNow := c.licensesFit(r, 0, c.runBuckets(r))
+		tried := canStart && licNow && !dominated(failNow[key], sh)
 		if tried {
 			c.stats.BFDepthTry++
 			pl, ok := c.tryNowIndexed(r)
@@ -88,7 +91,11 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			failNow[key] = addShape(failNow[key], sh)
 		}
 		why = c.whyNotCached(r, key, sh)
-		o.setReason(why)
+		if licNow || why != ReasonResources {
+			// Backfill leaves the reason of a job it could not start
+			// for its licenses as it was.
+			o.setReason(why)
+		}
 		if why == ReasonResources && c.preemptBackfill(j, e.pi, starts) {
 			o.reason, o.desc = ReasonResources, "" // select_nodes' NODES_BUSY
 			continue
@@ -117,12 +124,14 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		if !o.reserved || t < o.startTime {
 			o.startTime = t
 			o.part = r.part.Name
+			o.schedNodes = nodes
 			c.markPlanned(nodes)
 		}
 		if o.reserved && cfg.OneResvPerJob {
 			continue
 		}
 		c.reserve(nodes, t, t+r.duration)
+		c.takeLicenses(r, t)
 		o.reserved = true
 		resvPart[e.pi]++
 	}
@@ -242,6 +251,12 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 	}
 	if len(j.ReqNodes) > 0 || len(j.ExcNodes) > 0 {
 		fmt.Fprintf(&b, "|%v|%v", j.ReqNodes, j.ExcNodes)
+	}
+	if c.lic != nil {
+		// bf_licenses: jobs fail or succeed by their licenses too.
+		for _, l := range j.Licenses {
+			fmt.Fprintf(&b, "|L%s:%d", l.Name, l.Count)
+		}
 	}
 	return b.String(), shape{
 		tasks: r.tasks, minN: r.minN, maxN: r.maxN,

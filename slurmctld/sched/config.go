@@ -71,6 +71,13 @@ type BackfillConfig struct {
 	// each partition where it cannot start now).
 	OneResvPerJob bool
 	BusyNodes     bool // bf_busy_nodes: reserve on busy nodes first
+	// Licenses is bf_licenses: backfill plans license availability over
+	// time and reserves licenses for the jobs it plans, and the main
+	// pass stops at the first job blocked on licenses. It implies
+	// RunningJobReserve (bf_running_job_reserve), which in this package
+	// changes nothing else: running jobs are always in the plan.
+	Licenses          bool
+	RunningJobReserve bool
 }
 
 // DefaultConfig returns the 22.05 defaults (sched/backfill, cons_tres with
@@ -146,6 +153,11 @@ func ParseSchedulerParameters(c *Config, opts conf.Options) error {
 			c.BF.BusyNodes = true
 		case "bf_one_resv_per_job":
 			c.BF.OneResvPerJob = true
+		case "bf_running_job_reserve":
+			c.BF.RunningJobReserve = true
+		case "bf_licenses":
+			c.BF.Licenses = true
+			c.BF.RunningJobReserve = true
 		case "default_queue_depth":
 			c.DefaultQueueDepth = int(v)
 		case "sched_interval":
@@ -193,6 +205,10 @@ func ConfigFromConf(c *conf.Config) (Config, error) {
 		return cfg, err
 	}
 	cfg.Preempt = preemptConfigFromConf(c)
+	if !cfg.Backfill {
+		// sched/builtin ignores bf_licenses (with an error in its log).
+		cfg.BF.Licenses = false
+	}
 	return cfg, nil
 }
 

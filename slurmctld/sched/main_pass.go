@@ -24,6 +24,7 @@ func Schedule(s *Snapshot) *Plan { return runPasses(s, true, s.Config.Backfill) 
 // runPasses runs the passes on one working state.
 func runPasses(s *Snapshot, main, backfill bool) *Plan {
 	c := newCluster(s)
+	c.initLicenses()
 	out := make([]outcome, len(s.Pending))
 	var starts []Start
 	resv := hasReservations(s)
@@ -49,6 +50,7 @@ func runPasses(s *Snapshot, main, backfill bool) *Plan {
 	p := c.plan(starts, out)
 	c.stats.BFTable = 1 + len(c.bounds)
 	p.Stats = c.stats
+	p.Backfill = backfill
 	return p
 }
 
@@ -73,6 +75,11 @@ func (c *cluster) mainPass(out []outcome) []Start {
 		if why != ReasonNone {
 			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
 			continue
+		}
+		if c.lic != nil && j.LicBlocked {
+			// bf_licenses: schedule() stops at a job blocked on
+			// licenses and leaves the rest to backfill.
+			break
 		}
 		pl, ok := c.tryNow(r, avail)
 		if ok {

@@ -25,6 +25,16 @@ type Snapshot struct {
 	Pending    []Job        // any order; the pass sorts by priority
 	// Reservations are the advanced reservations (resv.go); nil for none.
 	Reservations []Reservation
+	// Licenses are the configured licenses with their totals, for
+	// bf_licenses (licenses.go); ignored unless Config.BF.Licenses.
+	Licenses []License
+}
+
+// License is a license name with a count: a configured total, or what a
+// job requests or holds.
+type License struct {
+	Name  string
+	Count uint32
 }
 
 // NodeState holds the flags that decide whether a node can take new work.
@@ -268,6 +278,11 @@ type Job struct {
 	// (KillWait + MessageTimeout); the pass does not look for more
 	// (preempt.go).
 	PreemptWait bool
+	// Licenses are the job's -L requests and LicBlocked says they are
+	// not all free now (license_job_test); both only for bf_licenses
+	// (licenses.go). Without it the caller leaves such jobs out.
+	Licenses   []License
+	LicBlocked bool
 }
 
 // NodeAlloc is what one job holds on one node.
@@ -298,6 +313,10 @@ type Allocation struct {
 	// Running marks a job running or suspended (not completing): only
 	// those may be preempted (preempt.go).
 	Running bool
+	// Licenses are what a running job holds until End, for bf_licenses
+	// (set only for running jobs: backfill ignores the suspended and
+	// completing ones' licenses, as backfill.c does).
+	Licenses []License
 }
 
 // Start tells the controller to start a job.
@@ -321,6 +340,9 @@ type Pending struct {
 	// Desc is the state description that goes with Reason, when Slurm
 	// sets one (DescReservedMaint); "" for none.
 	Desc string
+	// SchedNodes are the nodes backfill planned the expected start on
+	// (the job's sched_nodes, scontrol's SchedNodeList); nil for none.
+	SchedNodes []int
 }
 
 // Plan is the outcome of a pass.
@@ -336,6 +358,9 @@ type Plan struct {
 	// pending jobs' expected starts; the controller marks the idle ones
 	// NODE_STATE_PLANNED. Empty after a main pass.
 	Planned []int
+	// Backfill: the backfill pass ran (the pending jobs' SchedNodes are
+	// its answer; a main pass leaves theirs alone).
+	Backfill bool
 }
 
 // PassStats is what a pass reports for sdiag (slurmctld's diag_stats):

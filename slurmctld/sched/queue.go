@@ -23,6 +23,8 @@ type outcome struct {
 	startTime int64
 	part      string
 	desc      string
+	// schedNodes are the nodes of the expected start (Pending.SchedNodes).
+	schedNodes []int
 }
 
 // setReason keeps the most telling reason when a job is queued in several
@@ -119,11 +121,12 @@ func (c *cluster) plan(starts []Start, out []outcome) *Plan {
 			r = ReasonPriority
 		}
 		p.Pending = append(p.Pending, Pending{
-			JobID:     c.snap.Pending[ji].JobID,
-			Reason:    r,
-			StartTime: o.startTime,
-			Partition: o.part,
-			Desc:      o.desc,
+			JobID:      c.snap.Pending[ji].JobID,
+			Reason:     r,
+			StartTime:  o.startTime,
+			Partition:  o.part,
+			Desc:       o.desc,
+			SchedNodes: o.schedNodes,
 		})
 	}
 	if c.planned != nil {

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -198,7 +199,7 @@ func TestResvNoneUnchanged(t *testing.T) {
 		t.Fatalf("plans differ: %+v vs %+v", pa, pb)
 	}
 	for i := range pa.Pending {
-		if pa.Pending[i] != pb.Pending[i] {
+		if !reflect.DeepEqual(pa.Pending[i], pb.Pending[i]) {
 			t.Errorf("pending %d: %+v vs %+v", i, pa.Pending[i], pb.Pending[i])
 		}
 	}

@@ -27,6 +27,8 @@ type cluster struct {
 	// planned holds the nodes backfill picked for pending jobs' expected
 	// starts (Plan.Planned); nil until backfill reserves something.
 	planned *bitset.BitSet
+	// lic is the bf_licenses timeline (licenses.go); nil when off.
+	lic *licTimeline
 
 	usable *bitset.BitSet
 	// configs groups nodes of identical hardware (Slurm's node

@@ -447,7 +447,10 @@ func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
 			if b > lo {
 				advance(b)
 			}
-			if !dirty {
+			if !dirty || !c.licensesFit(r, int(b), int(m)) {
+				// Without its licenses (bf_licenses) the job cannot
+				// start here; dirty stays, so a later bucket where
+				// they are free is tried.
 				continue
 			}
 			dirty = false

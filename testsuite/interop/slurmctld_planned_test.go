@@ -37,9 +37,12 @@ func plannedWait(t *testing.T, c *ctldharness.Cluster, want string) {
 }
 
 // plannedSnapshot is what sinfo and scontrol say of the nodes.
-func plannedSnapshot(c *ctldharness.Cluster, label string) string {
+func plannedSnapshot(c *ctldharness.Cluster, label string, ids ...uint32) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "=== %s\n", label)
+	for _, id := range ids {
+		fmt.Fprintf(&b, "job %d: %s\n", id, schedJobFields(c, id))
+	}
 	for _, args := range [][]string{
 		{"sinfo"},
 		{"sinfo", "-N", "-o", "%N %T %t %C"},
@@ -85,16 +88,16 @@ func plannedScenario(t *testing.T, c *ctldharness.Cluster) string {
 	ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
 	big := sb("-N4", "-t", "10")
 	plannedWait(t, c, "n3,n4")
-	b.WriteString(plannedSnapshot(c, "a running on n[1-2], big pending for n[1-4]"))
+	b.WriteString(plannedSnapshot(c, "a running on n[1-2], big pending for n[1-4]", a, big))
 
 	short := sb("-N1", "-t", "2")
 	ctldWaitJob(t, c, short, 60*time.Second, "RUNNING")
 	plannedWait(t, c, "n4")
-	b.WriteString(plannedSnapshot(c, "short backfilled onto a planned node"))
+	b.WriteString(plannedSnapshot(c, "short backfilled onto a planned node", a, big, short))
 
 	plannedCancel(t, c, big)
 	plannedWait(t, c, "")
-	b.WriteString(plannedSnapshot(c, "big cancelled"))
+	b.WriteString(plannedSnapshot(c, "big cancelled", a, big, short))
 
 	plannedCancel(t, c, a, short)
 	b.WriteString(plannedSnapshot(c, "all cancelled"))

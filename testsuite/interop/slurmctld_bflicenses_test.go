@@ -1,0 +1,121 @@
+package interop
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// bflicSnapshot is what squeue, scontrol show job and sinfo say of the
+// jobs and nodes (times masked).
+func bflicSnapshot(c *ctldharness.Cluster, label string, ids ...uint32) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "=== %s\n", label)
+	q := ctldRun(c, "squeue", "-h", "-o", "%i %T %r %W %S")
+	lines := strings.Split(strings.TrimSpace(q), "\n")
+	sort.Strings(lines)
+	b.WriteString("squeue: " + ctldMasked(strings.Join(lines, "\n        ")) + "\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "job %d: %s\n", id, schedJobFields(c, id))
+	}
+	for _, args := range [][]string{
+		{"sinfo", "-N", "-o", "%N %T"},
+		{"scontrol", "show", "licenses"},
+	} {
+		fmt.Fprintf(&b, "$ %s\n%s", strings.Join(args, " "), ctldMasked(ctldRun(c, args...)))
+	}
+	return b.String()
+}
+
+// schedJobFields picks what scontrol show job says of a job's state,
+// licenses and planned start (times masked).
+func schedJobFields(c *ctldharness.Cluster, id uint32) string {
+	out, _, _ := c.Run("scontrol", "show", "job", "-o", strconv.Itoa(int(id)))
+	var keep []string
+	for _, f := range strings.Fields(out) {
+		for _, k := range []string{"JobState=", "Reason=", "Licenses=", "StartTime=", "SchedNodeList=", "NodeList="} {
+			if strings.HasPrefix(f, k) {
+				keep = append(keep, f)
+			}
+		}
+	}
+	return ctldMasked(strings.Join(keep, " "))
+}
+
+// bflicWait polls until squeue gives the job that state and reason; it
+// reports a timeout without failing, so the transcripts show the
+// difference.
+func bflicWait(t *testing.T, c *ctldharness.Cluster, id uint32, want string) {
+	t.Helper()
+	var last string
+	if err := c.Poll(60*time.Second, func() bool {
+		out, _, _ := c.Run("squeue", "-h", "-j", strconv.Itoa(int(id)), "-o", "%T %r")
+		last = strings.TrimSpace(out)
+		return last == want
+	}); err != nil {
+		t.Logf("job %d: %q, want %q: %v", id, last, want, err)
+	}
+}
+
+// bflicScenario: foo:2 configured; a runs with foo:1 on n1; b (higher
+// priority than what follows) needs foo:2 and waits for a. With
+// bf_licenses, backfill plans b's licenses from a's end: c (foo:1, long)
+// may not take the free license, d (foo:1, ending before a) may. Without
+// it, c takes it.
+func bflicScenario(t *testing.T, c *ctldharness.Cluster, withBF bool) string {
+	var b strings.Builder
+	sb := func(args ...string) uint32 {
+		return ctldSbatch(t, c, append(args, "-o", "/dev/null", "--wrap", "sleep 300")...)
+	}
+	a := sb("-w", "n1", "-n2", "-L", "foo:1", "-t", "10")
+	ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
+	bb := sb("-w", "n2", "-n1", "-L", "foo:2", "-t", "10")
+	bflicWait(t, c, bb, "PENDING Licenses")
+	cc := sb("-w", "n3", "-n1", "-L", "foo:1", "-t", "30")
+	if withBF {
+		plannedWait(t, c, "n2,n3")
+	} else {
+		bflicWait(t, c, cc, "RUNNING None")
+	}
+	b.WriteString(bflicSnapshot(c, "a running, b waiting for foo:2, c submitted", a, bb, cc))
+	d := sb("-w", "n3", "-n1", "-L", "foo:1", "-t", "3")
+	if withBF {
+		bflicWait(t, c, d, "RUNNING None")
+		plannedWait(t, c, "n2")
+	} else {
+		bflicWait(t, c, d, "PENDING Licenses")
+	}
+	b.WriteString(bflicSnapshot(c, "d submitted", a, bb, cc, d))
+	plannedCancel(t, c, a, bb, cc, d)
+	return b.String()
+}
+
+// TestSlurmctldBFLicenses: SchedulerParameters=bf_licenses makes the
+// main scheduler stop at a job blocked on licenses and backfill plan the
+// licenses, as real slurmctld 22.05 does.
+func TestSlurmctldBFLicenses(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	for _, withBF := range []bool{true, false} {
+		params := "SchedulerParameters=bf_interval=1"
+		if withBF {
+			params += ",bf_licenses"
+		}
+		t.Run(strconv.FormatBool(withBF), func(t *testing.T) {
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 3, CPUs: 2,
+				ExtraConf: []string{"Licenses=foo:2", params}})
+			want, got := ctldOnBoth(t, c, real, ours, func(t *testing.T, c *ctldharness.Cluster) string {
+				return bflicScenario(t, c, withBF)
+			})
+			t.Logf("real slurmctld:\n%s", want)
+			if want != got {
+				t.Errorf("bf_licenses=%v differs:\n--- real slurmctld\n%s--- ours\n%s", withBF, want, got)
+			}
+		})
+	}
+}
