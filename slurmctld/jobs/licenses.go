@@ -194,11 +194,17 @@ func (m *Manager) takeLicenses(j *Job, u *LicenseUse, now int64) bool {
 	return true
 }
 
-// ValidLicenses is license_validate at submit: every name configured, no
-// count above the configured total, else ESLURM_INVALID_LICENSES.
-// (SchedulerParameters=allow_zero_lic, which lets counts above the total
-// through, is not supported.)
+// ValidLicenses is license_validate for a reservation or a job update:
+// every name configured, no count above the configured total, else
+// ESLURM_INVALID_LICENSES.
 func ValidLicenses(spec string, configured []conf.License) error {
+	return validLicenses(spec, configured, false)
+}
+
+// validLicenses is ValidLicenses; overTotal lets counts above the
+// configured total through, as a submission's check does with
+// SchedulerParameters=allow_zero_lic (names must still be configured).
+func validLicenses(spec string, configured []conf.License, overTotal bool) error {
 	if spec == "" {
 		return nil
 	}
@@ -209,7 +215,7 @@ func ValidLicenses(spec string, configured []conf.License) error {
 	u := newLicenseUse(configured)
 	for _, r := range req {
 		i, found := u.index[r.Name]
-		if !found || r.Count > u.counts[i].Total {
+		if !found || (r.Count > u.counts[i].Total && !overTotal) {
 			return serr(slurmerr.ESLURM_INVALID_LICENSES)
 		}
 	}

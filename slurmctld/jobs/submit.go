@@ -248,7 +248,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if err != nil {
 		return nil, err
 	}
-	if err := ValidLicenses(j.Licenses, cl.Licenses); err != nil {
+	if err := validLicenses(j.Licenses, cl.Licenses, cl.Config.AllowZeroLic); err != nil {
 		return nil, err
 	}
 

@@ -43,6 +43,11 @@ type Config struct {
 	SchedInterval     int64
 	DefaultQueueDepth int
 
+	// AllowZeroLic is allow_zero_lic: a submission asking for more of a
+	// license than configured is accepted (it then waits with reason
+	// Licenses for good). Read by the submit checks, not the passes.
+	AllowZeroLic bool
+
 	BF BackfillConfig
 
 	// Preempt is PreemptType / PreemptMode and the preempt_* scheduler
@@ -153,6 +158,8 @@ func ParseSchedulerParameters(c *Config, opts conf.Options) error {
 			c.BF.BusyNodes = true
 		case "bf_one_resv_per_job":
 			c.BF.OneResvPerJob = true
+		case "allow_zero_lic":
+			c.AllowZeroLic = true
 		case "bf_running_job_reserve":
 			c.BF.RunningJobReserve = true
 		case "bf_licenses":

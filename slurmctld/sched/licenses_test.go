@@ -113,10 +113,14 @@ func TestParseBFLicenses(t *testing.T) {
 		{"bf_licenses", true, true},
 		{"bf_running_job_reserve", false, true},
 		{"bf_continue", false, false},
+		{"allow_zero_lic", false, false},
 	} {
 		c := DefaultConfig()
 		if err := ParseSchedulerParameters(&c, conf.ParseOptions(tc.opt)); err != nil {
 			t.Fatal(err)
+		}
+		if c.AllowZeroLic != (tc.opt == "allow_zero_lic") {
+			t.Errorf("%s: AllowZeroLic=%v", tc.opt, c.AllowZeroLic)
 		}
 		if c.BF.Licenses != tc.lic || c.BF.RunningJobReserve != tc.rjr {
 			t.Errorf("%s: Licenses=%v RunningJobReserve=%v", tc.opt, c.BF.Licenses, c.BF.RunningJobReserve)

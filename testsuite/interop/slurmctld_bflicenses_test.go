@@ -119,3 +119,49 @@ func TestSlurmctldBFLicenses(t *testing.T) {
 		})
 	}
 }
+
+// TestSlurmctldAllowZeroLic: SchedulerParameters=allow_zero_lic lets a
+// submission ask for more of a license than configured (not an unknown
+// one); the job waits with reason Licenses. scontrol update still checks
+// the count.
+func TestSlurmctldAllowZeroLic(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf: []string{"Licenses=foo:2", "SchedulerParameters=allow_zero_lic,bf_interval=1"}})
+	want, got := ctldOnBoth(t, c, real, ours, func(t *testing.T, c *ctldharness.Cluster) string {
+		var b strings.Builder
+		for _, lic := range []string{"foo:3", "nope:1", "foo:2,foo:1"} {
+			fmt.Fprintf(&b, "$ sbatch -L %s\n%s", lic,
+				submittedRE.ReplaceAllString(ctldRun(c, "sbatch", "-L", lic, "-o", "/dev/null", "--wrap", "true"), "Submitted batch job <id>"))
+		}
+		id := ctldSbatch(t, c, "-L", "foo:5", "-o", "/dev/null", "--wrap", "sleep 300")
+		bflicWait(t, c, id, "PENDING Licenses")
+		b.WriteString(bflicSnapshot(c, "foo:5 submitted", id))
+		js := strconv.Itoa(int(id))
+		for _, lic := range []string{"foo:4", "foo:1"} {
+			fmt.Fprintf(&b, "$ scontrol update jobid=<id> licenses=%s\n%s", lic,
+				ctldRun(c, "scontrol", "update", "jobid="+js, "licenses="+lic))
+		}
+		bflicWait(t, c, id, "RUNNING None")
+		b.WriteString(bflicSnapshot(c, "updated to foo:1", id))
+		out, _, _ := c.Run("squeue", "-h", "-o", "%i")
+		plannedCancel(t, c, idsOf(out)...)
+		return b.String()
+	})
+	t.Logf("real slurmctld:\n%s", want)
+	if want != got {
+		t.Errorf("allow_zero_lic differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
+}
+
+// idsOf reads job ids, one a line.
+func idsOf(s string) []uint32 {
+	var ids []uint32
+	for _, f := range strings.Fields(s) {
+		if v, err := strconv.ParseUint(f, 10, 32); err == nil {
+			ids = append(ids, uint32(v))
+		}
+	}
+	return ids
+}
