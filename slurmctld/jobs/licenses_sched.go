@@ -1,6 +1,9 @@
 package jobs
 
-import "github.com/goslurm/goslurm/slurmctld/sched"
+import (
+	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
 
 // The scheduler's side of licenses: which pending jobs a pass leaves out
 // for their licenses and the reason they get. This file needs the
@@ -105,6 +108,7 @@ func (m *Manager) addBFLicenses(s *sched.Snapshot, cl *Cluster, ids map[uint32]e
 		a := &s.Running[i]
 		if j := m.jobs[a.JobID]; j != nil && j.Running() && !j.IsCompleting() {
 			a.Licenses = schedLicenses(j)
+			a.Reservation = j.Reservation
 		}
 	}
 	blocked := make(map[*Job]bool, len(m.licBlocked))
@@ -123,6 +127,10 @@ func (m *Manager) addBFLicenses(s *sched.Snapshot, cl *Cluster, ids map[uint32]e
 // schedLicenses is j's Licenses= for the scheduler.
 func schedLicenses(j *Job) []sched.License {
 	req, _ := j.licenseRequest(true)
+	return schedLicenseList(req)
+}
+
+func schedLicenseList(req []conf.License) []sched.License {
 	if len(req) == 0 {
 		return nil
 	}

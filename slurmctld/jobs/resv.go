@@ -115,7 +115,7 @@ func (cl *Cluster) schedReservations() []sched.Reservation {
 	out := make([]sched.Reservation, 0, len(cl.Reservations))
 	for _, rv := range cl.Reservations {
 		sr := sched.Reservation{Name: rv.Name, Nodes: rv.Nodes, Start: rv.Start, End: rv.End, Maint: rv.Maint, Flex: rv.Flex,
-			AnyNodes: rv.AnyNodes, Cores: rv.Cores}
+			AnyNodes: rv.AnyNodes, Cores: rv.Cores, Licenses: schedLicenseList(rv.Licenses)}
 		if rv.Magnetic && !rv.TimeFloat {
 			sr.Magnetic = true
 			sr.Users, sr.UsersNot, sr.Accounts, sr.AccountsNot = rv.Users, rv.UsersNot, rv.Accounts, rv.AccountsNot

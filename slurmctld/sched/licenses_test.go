@@ -127,3 +127,32 @@ func TestParseBFLicenses(t *testing.T) {
 		}
 	}
 }
+
+// TestBFLicensesReservation: a reservation's licenses are out of the
+// general pool during its window (an hour from now here).
+func TestBFLicensesReservation(t *testing.T) {
+	const now = 1000
+	s := snap(mkNodes(2, 8, 8000))
+	s.Config.Backfill = true
+	s.Config.BF.Licenses = true
+	s.Licenses = []License{{"foo", 2}}
+	s.Reservations = []Reservation{{Name: "r", Start: now - 100, End: now + 3600, AnyNodes: true,
+		Licenses: []License{{"foo", 1}}}}
+	s.Pending = []Job{
+		mkJob(1, lic("foo", 2), licBlocked(), limit(10)),
+		mkJob(2, lic("foo", 1), limit(10)),
+	}
+	p := Schedule(s)
+	if startOf(p, 2) == nil {
+		t.Errorf("job 2 did not start: %+v", p)
+	}
+	pd := pendingOf(p, 1)
+	if pd == nil {
+		t.Fatalf("job 1 started")
+	}
+	// The window ends at 4600, rounded down to the resolution 4560; the
+	// pass's start times are now plus whole resolutions: 4600.
+	if want := int64(4600); pd.StartTime != want {
+		t.Errorf("job 1 expected start %d, want %d", pd.StartTime, want)
+	}
+}

@@ -315,8 +315,10 @@ type Allocation struct {
 	Running bool
 	// Licenses are what a running job holds until End, for bf_licenses
 	// (set only for running jobs: backfill ignores the suspended and
-	// completing ones' licenses, as backfill.c does).
-	Licenses []License
+	// completing ones' licenses, as backfill.c does), and Reservation
+	// the job's reservation, whose licenses it uses first.
+	Licenses    []License
+	Reservation string
 }
 
 // Start tells the controller to start a job.

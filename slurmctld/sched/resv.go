@@ -42,6 +42,8 @@ type Reservation struct {
 	UsersNot    bool
 	Accounts    []string
 	AccountsNot bool
+	// Licenses are its Licenses=, for bf_licenses (licenses.go).
+	Licenses []License
 }
 
 // ResvAccess is _valid_job_access_resv without accounting enforcement:

@@ -155,6 +155,20 @@ func TestSlurmctldAllowZeroLic(t *testing.T) {
 	}
 }
 
+// startsIn is how long from now squeue expects the job to start, in
+// whole quarter hours (the reservation's end is 80 minutes away).
+func startsIn(c *ctldharness.Cluster, id uint32) string {
+	out, _, err := c.Run("squeue", "-h", "-j", strconv.Itoa(int(id)), "-o", "%S")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	at, err := time.ParseInLocation("2006-01-02T15:04:05", strings.TrimSpace(out), time.Local)
+	if err != nil {
+		return fmt.Sprintf("%q", strings.TrimSpace(out))
+	}
+	return (time.Until(at) + 7*time.Minute).Truncate(15 * time.Minute).String()
+}
+
 // idsOf reads job ids, one a line.
 func idsOf(s string) []uint32 {
 	var ids []uint32
@@ -164,4 +178,40 @@ func idsOf(s string) []uint32 {
 		}
 	}
 	return ids
+}
+
+// TestSlurmctldBFLicensesResv: with bf_licenses, a reservation holding
+// licenses from twenty minutes on keeps them out of backfill's plan
+// during its window: a job whose run meets it is planned after it, a
+// short one before it starts now.
+func TestSlurmctldBFLicensesResv(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf: []string{"Licenses=foo:2", "SchedulerParameters=bf_interval=1,bf_licenses"}})
+	want, got := ctldOnBoth(t, c, real, ours, func(t *testing.T, c *ctldharness.Cluster) string {
+		var b strings.Builder
+		b.WriteString(ctldRun(c, "scontrol", "create", "reservation", "ReservationName=later", "StartTime=now+20minutes",
+			"Duration=60", "Users=root", "Licenses=foo:2", "Flags=ANY_NODES"))
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append(args, "-o", "/dev/null", "--wrap", "sleep 300")...)
+		}
+		x := sb("-n1", "-L", "foo:1", "-t", "10")
+		ctldWaitJob(t, c, x, 60*time.Second, "RUNNING")
+		y := sb("-n1", "-L", "foo:1", "-t", "30")
+		bflicWait(t, c, y, "PENDING Licenses")
+		z := sb("-n1", "-L", "foo:1", "-t", "5")
+		bflicWait(t, c, z, "RUNNING None")
+		if err := c.Poll(60*time.Second, func() bool { return strings.Contains(schedJobFields(c, y), "SchedNodeList=") }); err != nil {
+			t.Logf("job %d has no SchedNodeList: %v", y, err)
+		}
+		b.WriteString(bflicSnapshot(c, "x and z running, y planned after the reservation", x, y, z))
+		fmt.Fprintf(&b, "y expected to start in about %s\n", startsIn(c, y))
+		plannedCancel(t, c, x, y, z)
+		return b.String()
+	})
+	t.Logf("real slurmctld:\n%s", want)
+	if want != got {
+		t.Errorf("bf_licenses with a reservation differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
 }
