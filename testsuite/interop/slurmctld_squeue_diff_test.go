@@ -41,9 +41,6 @@ var ctldJobMask = []struct {
 	// Who started a job (main pass or backfill) depends on which pass
 	// ran first.
 	{regexp.MustCompile(`Scheduler=\S+`), "Scheduler=<pass>"},
-	// Known difference: our backfill does not record the nodes it plans
-	// a pending job on (scontrol's SchedNodeList).
-	{regexp.MustCompile(` SchedNodeList=\S+`), ""},
 }
 
 func ctldJobMasked(s string) string {
