@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"slices"
+
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
@@ -43,8 +45,13 @@ func (m *Manager) licenseReasons(plan *sched.Plan, ids map[uint32]entry, now int
 		prio, id uint32
 	}
 	failed := map[string]first{} // partition -> first job in it that found no resources
+	// The jobs bf_licenses' main pass did not reach keep their reason.
+	skipped := map[*Job]bool{}
 	if plan != nil {
 		for _, p := range plan.Pending {
+			if e, ok := ids[p.JobID]; ok && p.Skipped {
+				skipped[e.job] = true
+			}
 			e, ok := ids[p.JobID]
 			if !ok || p.JobID >= synthBase || p.Reason != sched.ReasonResources {
 				continue
@@ -58,7 +65,7 @@ func (m *Manager) licenseReasons(plan *sched.Plan, ids map[uint32]entry, now int
 		}
 	}
 	for _, j := range m.licBlocked {
-		if !j.Pending() {
+		if !j.Pending() || skipped[j] {
 			continue
 		}
 		blocked := len(j.Partitions) > 0
@@ -139,4 +146,38 @@ func schedLicenseList(req []conf.License) []sched.License {
 		out[i] = sched.License{Name: r.Name, Count: r.Count}
 	}
 	return out
+}
+
+// skippedReason is the reason of a pending job bf_licenses' main pass did
+// not reach (Pending.Skipped): the one it has, as nothing set another.
+// A job without one waits with Priority (what its submission gives a
+// job behind a higher priority one), unless its licenses are not free,
+// in which case its submission set none either (job_allocate finds it not
+// independent and skips the top priority test).
+func (m *Manager) skippedReason(j *Job, p sched.Pending) sched.Pending {
+	if !p.Skipped {
+		return p
+	}
+	switch {
+	case j.Reason != ReasonNone:
+		p.Reason = sched.Reason(j.Reason)
+	case slices.Contains(m.licBlocked, j):
+		p.Reason = sched.ReasonNone
+	}
+	return p
+}
+
+// submitLicenseReason undoes register's Priority for a job whose licenses
+// are not free when it is submitted, with bf_licenses: job_allocate finds
+// such a job not independent and skips the top priority test that would
+// give it Priority, and the main pass, stopping at the first job blocked
+// on licenses, may never give it a reason (skippedReason keeps none).
+// Without bf_licenses the next pass gives it Licenses anyway.
+func (m *Manager) submitLicenseReason(j *Job, cl *Cluster) {
+	if j.Reason != ReasonPriority || j.Licenses == "" || !bfLicenses(cl) {
+		return
+	}
+	if m.clusterLicenses(cl, false).Test(j) != LicensesFree {
+		j.Reason = ReasonNone
+	}
 }

@@ -60,6 +60,7 @@ func (m *Manager) Submit(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg
 	if err := m.register(j, now); err != nil {
 		return nil, Outcome{}, err
 	}
+	m.submitLicenseReason(j, cl)
 	out, err := m.finish(nil)
 	if err != nil {
 		return nil, out, err
@@ -81,6 +82,7 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 	if err := m.register(j, now); err != nil {
 		return nil, Outcome{}, err
 	}
+	m.submitLicenseReason(j, cl)
 	if d.Immediate != 0 {
 		var acts []Action
 		if rc := m.immediateRefusal(j, cl, now, &acts); rc != 0 {

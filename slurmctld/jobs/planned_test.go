@@ -64,3 +64,26 @@ func TestNoteSchedNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedReason: a job bf_licenses' main pass did not reach keeps its
+// reason; one without keeps none when its licenses are not free, else it
+// waits with Priority.
+func TestSkippedReason(t *testing.T) {
+	blocked := &Job{ID: 1}
+	m := &Manager{licBlocked: []*Job{blocked}}
+	for _, tc := range []struct {
+		name   string
+		j      *Job
+		p      sched.Pending
+		reason sched.Reason
+	}{
+		{"not skipped", &Job{ID: 2, Reason: ReasonResources}, sched.Pending{Reason: sched.ReasonPriority}, sched.ReasonPriority},
+		{"keeps its reason", &Job{ID: 3, Reason: ReasonResources}, sched.Pending{Reason: sched.ReasonPriority, Skipped: true}, sched.ReasonResources},
+		{"none, licenses busy", blocked, sched.Pending{Reason: sched.ReasonPriority, Skipped: true}, sched.ReasonNone},
+		{"none, licenses free", &Job{ID: 4}, sched.Pending{Reason: sched.ReasonPriority, Skipped: true}, sched.ReasonPriority},
+	} {
+		if got := m.skippedReason(tc.j, tc.p).Reason; got != tc.reason {
+			t.Errorf("%s: reason %v, want %v", tc.name, got, tc.reason)
+		}
+	}
+}

@@ -475,6 +475,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 		}
 		j := e.job
 		p = unavailPending(cl, j, p)
+		p = m.skippedReason(j, p)
 		if j.Reason != uint16(p.Reason) {
 			j.Reason = uint16(p.Reason)
 			m.touch(j, now)

@@ -59,7 +59,9 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 		c.stats.BFDepth++
 		r, why := c.newRequest(j, e.pi)
 		if why != ReasonNone {
-			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
+			if !o.skipped {
+				o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))
+			}
 			continue
 		}
 		reduced := useTimeMin(r)
@@ -91,9 +93,10 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			failNow[key] = addShape(failNow[key], sh)
 		}
 		why = c.whyNotCached(r, key, sh)
-		if licNow || why != ReasonResources {
+		if !o.skipped && (licNow || why != ReasonResources) {
 			// Backfill leaves the reason of a job it could not start
-			// for its licenses as it was.
+			// for its licenses as it was, and of one the main pass
+			// did not reach (bf_licenses).
 			o.setReason(why)
 		}
 		if why == ReasonResources && c.preemptBackfill(j, e.pi, starts) {

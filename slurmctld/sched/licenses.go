@@ -176,3 +176,14 @@ func (c *cluster) takeLicenses(r *request, t int64) {
 func (c *cluster) runBuckets(r *request) int {
 	return int((r.duration + c.res - 1) / c.res)
 }
+
+// skipRest marks the jobs of the queue entries the main pass did not
+// reach, having stopped at a job blocked on licenses: no pass sets their
+// reason (Pending.Skipped), as neither schedule() nor backfill.c would.
+func (c *cluster) skipRest(out []outcome, rest []entry) {
+	for _, e := range rest {
+		if o := &out[e.ji]; !o.started && o.reason == ReasonNone {
+			o.skipped = true
+		}
+	}
+}

@@ -156,3 +156,29 @@ func TestBFLicensesReservation(t *testing.T) {
 		t.Errorf("job 1 expected start %d, want %d", pd.StartTime, want)
 	}
 }
+
+// TestBFLicensesSkipped: the jobs behind the one the main pass stopped at
+// are Skipped, and backfill gives them no reason.
+func TestBFLicensesSkipped(t *testing.T) {
+	s := snap(mkNodes(1, 8, 8000))
+	s.Config.Backfill = true
+	s.Config.BF.Licenses = true
+	s.Licenses = []License{{"foo", 1}}
+	held := running(90, 1000+600, 8, 0)
+	held.Licenses = []License{{"foo", 1}}
+	s.Running = []Allocation{held}
+	s.Pending = []Job{mkJob(1, lic("foo", 1), licBlocked()), mkJob(2, lic("foo", 1), licBlocked()), mkJob(3, tasks(8))}
+	p := Schedule(s)
+	for id, want := range map[uint32]bool{1: false, 2: true, 3: true} {
+		pd := pendingOf(p, id)
+		if pd == nil {
+			t.Fatalf("job %d started", id)
+		}
+		if pd.Skipped != want {
+			t.Errorf("job %d: Skipped=%v, want %v", id, pd.Skipped, want)
+		}
+		if pd.Skipped && pd.Reason != ReasonPriority {
+			t.Errorf("job %d: reason %v, want Priority", id, pd.Reason)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func (c *cluster) mainPass(out []outcome) []Start {
 	c.stats.MainQueue = len(q)
 	blocked := make([]bool, len(c.snap.Partitions))
 	avail := c.usable.Clone()
-	for _, e := range q {
+	for k, e := range q {
 		o := &out[e.ji]
 		if o.started {
 			continue
@@ -79,6 +79,7 @@ func (c *cluster) mainPass(out []outcome) []Start {
 		if c.lic != nil && j.LicBlocked {
 			// bf_licenses: schedule() stops at a job blocked on
 			// licenses and leaves the rest to backfill.
+			c.skipRest(out, q[k+1:])
 			break
 		}
 		pl, ok := c.tryNow(r, avail)

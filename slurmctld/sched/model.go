@@ -345,6 +345,10 @@ type Pending struct {
 	// SchedNodes are the nodes backfill planned the expected start on
 	// (the job's sched_nodes, scontrol's SchedNodeList); nil for none.
 	SchedNodes []int
+	// Skipped: with bf_licenses the main pass stopped at a job blocked
+	// on licenses before it and no pass gave it a reason; the job keeps
+	// the one it has (Reason is Priority, for one that has none).
+	Skipped bool
 }
 
 // Plan is the outcome of a pass.

@@ -25,6 +25,8 @@ type outcome struct {
 	desc      string
 	// schedNodes are the nodes of the expected start (Pending.SchedNodes).
 	schedNodes []int
+	// skipped: the main pass stopped before the job (licenses.go).
+	skipped bool
 }
 
 // setReason keeps the most telling reason when a job is queued in several
@@ -127,6 +129,7 @@ func (c *cluster) plan(starts []Start, out []outcome) *Plan {
 			Partition:  o.part,
 			Desc:       o.desc,
 			SchedNodes: o.schedNodes,
+			Skipped:    o.skipped && o.reason == ReasonNone,
 		})
 	}
 	if c.planned != nil {

@@ -215,3 +215,41 @@ func TestSlurmctldBFLicensesResv(t *testing.T) {
 		t.Errorf("bf_licenses with a reservation differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
 	}
 }
+
+// TestSlurmctldBFLicensesStop: with bf_licenses the main scheduler stops
+// at the first job blocked on licenses; the jobs behind it keep the
+// reason they had: Priority from their submission, none for a second job
+// blocked on licenses (its submission skips the priority test). Every job
+// asks for n2, so the nodes planned do not depend on how a tie between
+// free nodes is broken.
+func TestSlurmctldBFLicensesStop(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf: []string{"Licenses=foo:2", "SchedulerParameters=bf_interval=1,bf_licenses"}})
+	want, got := ctldOnBoth(t, c, real, ours, func(t *testing.T, c *ctldharness.Cluster) string {
+		var b strings.Builder
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append(args, "-o", "/dev/null", "--wrap", "sleep 300")...)
+		}
+		a := sb("-w", "n1", "-n2", "-L", "foo:1", "-t", "10")
+		ctldWaitJob(t, c, a, 60*time.Second, "RUNNING")
+		b1 := sb("-w", "n2", "-n1", "-L", "foo:2", "-t", "10")
+		bflicWait(t, c, b1, "PENDING Licenses")
+		b2 := sb("-w", "n2", "-n1", "-L", "foo:2", "-t", "10")
+		free := sb("-w", "n2", "-n1", "-t", "60")
+		held := sb("-w", "n2", "-n1", "-t", "60", "-L", "foo:1")
+		if err := c.Poll(60*time.Second, func() bool {
+			return strings.Contains(schedJobFields(c, b2), "SchedNodeList=")
+		}); err != nil {
+			t.Logf("job %d has no SchedNodeList: %v", b2, err)
+		}
+		b.WriteString(bflicSnapshot(c, "two jobs blocked on licenses", a, b1, b2, free, held))
+		plannedCancel(t, c, a, b1, b2, free, held)
+		return b.String()
+	})
+	t.Logf("real slurmctld:\n%s", want)
+	if want != got {
+		t.Errorf("bf_licenses stop differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
+}
