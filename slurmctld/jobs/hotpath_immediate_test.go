@@ -124,8 +124,14 @@ func (m *Manager) couldRunScan(o *Job, now int64) bool {
 			return false
 		}
 	}
-	if o.IsArrayMeta() && o.Array.MaxTasks > 0 && uint32(m.arrayRunning(o.ArrayJobID)) >= o.Array.MaxTasks {
-		return false
+	// job_array_start_test: every record of an array (the meta record,
+	// tasks split off it, the meta turned into its last task) waits while
+	// the array's running tasks reach the throttle its meta record holds.
+	if o.ArrayJobID != 0 {
+		if meta := m.jobs[o.ArrayJobID]; meta != nil && meta.Array != nil && meta.Array.MaxTasks > 0 &&
+			uint32(m.arrayRunning(o.ArrayJobID)) >= meta.Array.MaxTasks {
+			return false
+		}
 	}
 	return true
 }
