@@ -307,7 +307,7 @@ func TestResyncStepWithoutSrun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
-		MinNodes: 1, NumTasks: 1}, alice, cl, t0+1); err != nil {
+		MinNodes: 1, MaxNodes: 1, NumTasks: 1}, alice, cl, t0+1); err != nil {
 		t.Fatal(err)
 	}
 	act := NewActivity(t0)

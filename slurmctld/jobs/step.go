@@ -49,34 +49,12 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	case prologRunning(j):
 		return nil, Outcome{}, serr(slurmerr.ESLURM_PROLOG_RUNNING) // srun tries again
 	}
-	nodes := len(j.Nodes) // the node count the step asks for
-	if nl := strOf(req.NodeList); nl != "" {
-		ranks, code := m.requestedRanks(j, nl)
-		if code != 0 {
-			return nil, Outcome{}, serr(code)
-		}
-		nodes = len(ranks)
-	} else if req.MinNodes != NoVal && req.MinNodes != 0 {
-		if int(req.MinNodes) > nodes {
-			return nil, Outcome{}, serr(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
-		}
-		nodes = int(req.MinNodes)
-	}
-	tasks := uint32(nodes)
-	if req.NumTasks != NoVal && req.NumTasks != 0 {
-		tasks = req.NumTasks
-	}
-	if tasks < uint32(nodes) {
+	if req.NumTasks == 0 {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
-	}
-	if req.Flags&ssfOvercommit == 0 && req.CPUCount != NoVal && req.CPUCount > j.TotalCPUs {
-		// More CPUs than the whole job has (-n 4 -c 3 in a job that got
-		// 10 CPUs under CR_CPU): _pick_step_nodes finds no nodes enough.
-		return nil, Outcome{}, serr(slurmerr.ESLURM_TOO_MANY_REQUESTED_CPUS)
 	}
 	// CPUs, cores and memory the job's other steps hold are not this
 	// step's: with too few left it waits (srun retries when woken).
-	spec := m.specOf(j, cl, req, tasks)
+	spec := m.specOf(j, cl, req, req.NumTasks)
 	use := m.use(j, cl)
 	ranks, code := m.pickStepNodes(j, cl, req, spec, use)
 	if code != 0 {
@@ -84,6 +62,14 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 			j.addWaiter(req, now)
 		}
 		return nil, Outcome{}, serr(code)
+	}
+	// Without a task count: one a CPU asked for, else one a node.
+	tasks := uint32(len(ranks))
+	switch {
+	case req.NumTasks != NoVal:
+		tasks = req.NumTasks
+	case req.CPUCount != NoVal && req.Flags&ssfOvercommit == 0:
+		tasks = req.CPUCount
 	}
 	if tasks < uint32(len(ranks)) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
@@ -117,7 +103,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	st.TaskDist = dist
 	layout := &msg.StepLayout{NodeList: ns(hostlist.Compress(st.Nodes)), StartProtocolVer: protoOr(j.ProtocolVersion),
 		TaskCnt: tasks, TaskDist: dist}
-	counts := m.blockCounts(j, cl, req, ranks, tasks)
+	counts := m.blockCounts(j, cl, req, spec, use, ranks, tasks)
 	next := uint32(0)
 	for k := range ranks {
 		cnt := tasks / uint32(len(ranks))
@@ -177,11 +163,14 @@ const ssfOvercommit uint32 = 1 << 2
 
 // blockCounts is how many tasks of a block-distributed step each of its
 // nodes gets, as step_layout_create and _task_layout_block count them:
-// each node offers its job CPUs over the step's CPUs per task (at least
-// one), and the tasks go round the nodes while a node has room, then
-// round all nodes. Under CR_CPU -n 5 on 4+1 CPUs runs 4+1 tasks, where
-// an even split would give 3+2. nil for other distributions.
-func (m *Manager) blockCounts(j *Job, cl *Cluster, req *msg.StepCreateRequest, ranks []int, tasks uint32) []uint32 {
+// each node offers its job CPUs not held by the job's other steps
+// (unless --overlap) and not short of memory (--mem-per-cpu) over the
+// step's CPUs per task (at least one), and the tasks go round the nodes
+// while a node has room, then round all nodes. Under CR_CPU -n 5 on
+// 4+1 CPUs runs 4+1 tasks, where an even split would give 3+2; -n5 on
+// 2+2+2 CPUs with one CPU of the first node held runs 1+2+2. nil for
+// other distributions.
+func (m *Manager) blockCounts(j *Job, cl *Cluster, req *msg.StepCreateRequest, s stepSpec, u jobUse, ranks []int, tasks uint32) []uint32 {
 	if req.TaskDist != NoVal && req.TaskDist&distStateBase != distBlock && req.TaskDist&distStateBase != distUnknown {
 		return nil
 	}
@@ -210,10 +199,22 @@ func (m *Manager) blockCounts(j *Job, cl *Cluster, req *msg.StepCreateRequest, r
 		if k >= len(j.NodeCPUs) {
 			return nil
 		}
-		cpus := j.NodeCPUs[k]
+		cpus, used := j.NodeCPUs[k], uint32(0)
+		if !s.overlap && k < len(u.cpus) {
+			used = u.cpus[k]
+		}
 		if req.ThreadsPerCore == 1 && k < len(j.NodeIdx) && j.NodeIdx[k] >= 0 && j.NodeIdx[k] < len(cl.Nodes) {
 			// One thread a core (_use_one_thread_per_core).
-			cpus /= uint32(max(cl.Nodes[j.NodeIdx[k]].ThreadsPerCore, 1))
+			tpc := uint32(max(cl.Nodes[j.NodeIdx[k]].ThreadsPerCore, 1))
+			cpus, used = cpus/tpc, used/tpc
+		}
+		cpus -= min(used, cpus)
+		if s.memResv && s.mem&memPerCPU != 0 && k < len(j.NodeMem) {
+			free := j.NodeMem[k]
+			if k < len(u.mem) {
+				free -= min(u.mem[k], free)
+			}
+			cpus = min(cpus, uint32(free/max(s.mem&^memPerCPU, 1)))
 		}
 		room[i] = max(cpus/cpt, 1)
 	}

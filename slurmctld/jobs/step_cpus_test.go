@@ -68,7 +68,7 @@ func TestCRCPUJobAndSteps(t *testing.T) {
 			}
 			step := func(tasks, cpus uint32) (*StepGrant, error) {
 				g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
-					MinNodes: 2, NumTasks: tasks, CPUCount: cpus, TaskDist: distUnknown, Host: msg.Str("login"), Port: 7000},
+					MinNodes: 2, MaxNodes: 2, Relative: NoVal16, NumTasks: tasks, CPUCount: cpus, TaskDist: distUnknown, Host: msg.Str("login"), Port: 7000},
 					alice, cl, 102)
 				return g, err
 			}
@@ -82,6 +82,12 @@ func TestCRCPUJobAndSteps(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.layout) {
 				t.Errorf("step layout %v, want %v", got, tc.layout)
+			}
+			// Once it ended (a step holding the job's CPUs makes any other
+			// wait, ESLURM_NODES_BUSY, as _pick_step_nodes counts them).
+			if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: g.Resp.JobStepID},
+				RangeFirst: 0, RangeLast: 1}, alice, 103); err != nil {
+				t.Fatal(err)
 			}
 			if _, err := step(2, tc.tooMany); code(err) != slurmerr.ESLURM_TOO_MANY_REQUESTED_CPUS {
 				t.Errorf("step of %d CPUs: %v, want ESLURM_TOO_MANY_REQUESTED_CPUS", tc.tooMany, err)
@@ -112,7 +118,7 @@ func TestBlockCounts(t *testing.T) {
 			ranks = append(ranks, k)
 			j.NodeIdx = append(j.NodeIdx, k%2)
 		}
-		got := m.blockCounts(j, cl, &msg.StepCreateRequest{TaskDist: distBlock, CPUCount: tc.cpu}, ranks, tc.tasks)
+		got := m.blockCounts(j, cl, &msg.StepCreateRequest{TaskDist: distBlock, CPUCount: tc.cpu}, stepSpec{}, jobUse{}, ranks, tc.tasks)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}

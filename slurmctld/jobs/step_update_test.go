@@ -18,7 +18,7 @@ func TestUpdateStep(t *testing.T) {
 	mustSchedule(t, m, cl, t0)
 	for range 2 {
 		if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
-			MinNodes: 1, TimeLimit: NoVal}, owner, cl, t0+1); err != nil {
+			MinNodes: 1, MaxNodes: 1, NumTasks: 1, TimeLimit: NoVal}, owner, cl, t0+1); err != nil {
 			t.Fatal(err)
 		}
 	}

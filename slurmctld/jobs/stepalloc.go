@@ -4,10 +4,8 @@ import (
 	"slices"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
-	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
-	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
@@ -181,165 +179,6 @@ func calcCPUsPerTask(j *Job, cpus, tasks uint32) uint32 {
 	return cpt
 }
 
-// pickStepNodes chooses the job nodes (ranks) of a new step as
-// _pick_step_nodes does: a node whose CPUs (or, asked for, memory) the
-// job's other steps hold is skipped; too few nodes or CPUs left but
-// enough once those steps end is ESLURM_NODES_BUSY (srun waits), never
-// enough a refusal.
-func (m *Manager) pickStepNodes(j *Job, cl *Cluster, req *msg.StepCreateRequest, s stepSpec, u jobUse) ([]int, int) {
-	n := len(j.Nodes)
-	usable := make([]uint32, n)
-	avail := make([]bool, n)
-	var jobBlockedNodes, jobBlockedCPUs, memBlockedNodes, memBlockedCPUs int
-	if s.memResv && s.mem != 0 && s.mem&memPerCPU == 0 && j.PnMinMemory != NoVal64 && j.PnMinMemory != 0 &&
-		j.PnMinMemory&memPerCPU == 0 && s.mem > j.PnMinMemory {
-		return nil, slurmerr.ESLURM_INVALID_TASK_MEMORY
-	}
-	minNodes := uint32(0)
-	if req.MinNodes != NoVal {
-		minNodes = req.MinNodes
-	}
-	for k := range n {
-		usable[k] = j.NodeCPUs[k]
-		if !s.overlap {
-			used := u.cpus[k]
-			if s.whole && used > 0 {
-				usable[k] = 0
-			} else {
-				usable[k] -= min(used, usable[k])
-			}
-			jobBlockedCPUs += int(used)
-			if usable[k] == 0 {
-				jobBlockedNodes++
-			}
-		}
-		if usable[k] == 0 {
-			continue
-		}
-		if s.memResv && s.mem != 0 {
-			availCPUs, totalCPUs := usable[k], usable[k]
-			fail := slurmerr.ESLURM_NODES_BUSY
-			var memAlloc uint64
-			if k < len(j.NodeMem) {
-				memAlloc = j.NodeMem[k]
-			}
-			free := memAlloc
-			if !s.overlap {
-				free -= min(u.mem[k], free)
-			}
-			if s.mem&memPerCPU != 0 {
-				per := max(s.mem&^memPerCPU, 1)
-				totalCPUs = min(totalCPUs, uint32(memAlloc/per))
-				if c := uint32(free / per); c < availCPUs {
-					availCPUs, usable[k] = c, c
-					fail = slurmerr.ESLURM_INVALID_TASK_MEMORY
-				}
-			} else {
-				if memAlloc < s.mem {
-					totalCPUs = 0
-				}
-				if free < s.mem {
-					availCPUs, usable[k] = 0, 0
-					fail = slurmerr.ESLURM_INVALID_TASK_MEMORY
-				}
-			}
-			availTasks, totalTasks := availCPUs, totalCPUs
-			if s.cpt > 0 {
-				availTasks /= s.cpt
-				totalTasks /= s.cpt
-			}
-			memBlockedCPUs += int(totalCPUs - min(availCPUs, totalCPUs))
-			if availTasks == 0 {
-				if minNodes == sched32Infinite || int(minNodes) == n {
-					if totalTasks == 0 {
-						return nil, fail
-					}
-					return nil, slurmerr.ESLURM_NODES_BUSY
-				}
-				memBlockedNodes++
-				continue
-			}
-		}
-		avail[k] = true
-	}
-
-	var picked []int
-	if nl := strOf(req.NodeList); nl != "" {
-		ranks, code := m.requestedRanks(j, nl)
-		if code != 0 {
-			return nil, code
-		}
-		for _, k := range ranks {
-			if !avail[k] {
-				switch {
-				case jobBlockedNodes > 0:
-					return nil, slurmerr.ESLURM_NODES_BUSY
-				case memBlockedNodes == 0:
-					return nil, slurmerr.ESLURM_INVALID_TASK_MEMORY
-				default:
-					return nil, slurmerr.ESLURM_NODES_BUSY
-				}
-			}
-		}
-		picked = ranks
-	} else {
-		maxNodes := uint32(n)
-		if req.MaxNodes != 0 && req.MaxNodes != NoVal && req.MaxNodes < maxNodes {
-			maxNodes = req.MaxNodes
-		}
-		if minNodes == 0 || minNodes == sched32Infinite {
-			minNodes = uint32(n)
-		}
-		if s.cpus != 0 && sameCPUs(j.NodeCPUs) {
-			// A CPU count on nodes alike is a node count.
-			if c := (s.cpus + j.NodeCPUs[0] - 1) / j.NodeCPUs[0]; c > minNodes {
-				minNodes = c
-			}
-			if maxNodes < minNodes {
-				return nil, slurmerr.ESLURM_TOO_MANY_REQUESTED_CPUS
-			}
-		}
-		nAvail := 0
-		for _, a := range avail {
-			if a {
-				nAvail++
-			}
-		}
-		if nAvail < int(minNodes) {
-			return nil, slurmerr.ESLURM_NODES_BUSY
-		}
-		// Nodes no step runs on first, then the others, in job order.
-		for pass := range 2 {
-			for k := range n {
-				if len(picked) == int(minNodes) {
-					break
-				}
-				if avail[k] && u.busy[k] == (pass == 1) {
-					picked = append(picked, k)
-					avail[k] = false
-				}
-			}
-		}
-		if s.cpus != 0 {
-			for k := 0; k < n && cpusOf(usable, picked) < s.cpus && len(picked) < int(maxNodes); k++ {
-				if avail[k] {
-					picked = append(picked, k)
-					avail[k] = false
-				}
-			}
-			slices.Sort(picked)
-		}
-	}
-	if got := cpusOf(usable, picked); s.cpus != 0 && s.cpus > got {
-		if int(s.cpus) <= int(got)+memBlockedCPUs+jobBlockedCPUs {
-			return nil, slurmerr.ESLURM_NODES_BUSY
-		}
-		return nil, slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
-	}
-	slices.Sort(picked)
-	return picked, 0
-}
-
 const sched32Infinite = 0xffffffff
 
 func sameCPUs(c []uint32) bool {
@@ -349,14 +188,6 @@ func sameCPUs(c []uint32) bool {
 		}
 	}
 	return len(c) > 0
-}
-
-func cpusOf(usable []uint32, ranks []int) uint32 {
-	var t uint32
-	for _, k := range ranks {
-		t += usable[k]
-	}
-	return t
 }
 
 // allocStep takes the step's CPUs, cores and memory on its nodes
@@ -551,25 +382,6 @@ func (m *Manager) wakeWaiters(j *Job, now int64) []Action {
 		j.stepWaiters = nil
 	}
 	return out
-}
-
-// requestedRanks is srun -w's nodes as job node ranks.
-func (m *Manager) requestedRanks(j *Job, nl string) ([]int, int) {
-	names, err := hostlist.Expand(nl)
-	if err != nil {
-		return nil, slurmerr.ESLURM_INVALID_NODE_NAME
-	}
-	var ranks []int
-	for _, n := range names {
-		k := indexOf(j.Nodes, n)
-		if k < 0 {
-			return nil, slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
-		}
-		if !slices.Contains(ranks, k) {
-			ranks = append(ranks, k)
-		}
-	}
-	return ranks, 0
 }
 
 // allocMem is the step's memory over its nodes (its TRES mem).
