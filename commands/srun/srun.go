@@ -39,6 +39,7 @@ type srunOpts struct {
 	label, multiProg, unbuffered, killBadExit bool
 	exact, quitOnIntr, disableStatus          bool
 	pty                                       bool
+	overlap                                   bool // --overlap: SSF_OVERLAP_FORCE
 	jobID                                     uint32
 	maxWait                                   int
 	relative                                  int // -r; -1: not given
@@ -120,7 +121,9 @@ func (s *srun) custom(name, arg string, has bool) error {
 			return &jobopt.ExitError{Code: jobopt.ExitOption}
 		}
 		s.sopt.relative = n
-	case "overlap", "whole", "msg-timeout", "slurmd-debug", "propagate", "preserve-env":
+	case "overlap":
+		s.sopt.overlap = true
+	case "whole", "msg-timeout", "slurmd-debug", "propagate", "preserve-env":
 		// Accepted; goslurm's srun does not change its behaviour for them yet.
 	default:
 		s.log.Errorf("--%s is not supported by goslurm's srun yet", name)
@@ -169,6 +172,10 @@ func (s *srun) main(args []string) (int, error) {
 		}
 	}
 	s.verifyCounts(o)
+	if s.sopt.relative >= 0 && (o.Exclude != "" || o.Nodelist != "") {
+		s.log.Errorf("-r,--relative not allowed with -w,--nodelist or -x,--exclude.")
+		return s.errorExit, nil
+	}
 	submitLine := strings.Join(args, " ")
 	if o.TestOnly {
 		return s.testOnly(ctl, o, argv, submitLine), nil
@@ -210,6 +217,16 @@ func (s *srun) main(args []string) (int, error) {
 	}
 
 	nhosts := int(alloc.NodeCnt)
+	if !ownAlloc && s.sopt.relative >= 0 && s.sopt.relative+o.MinNodes > nhosts {
+		// _validate_relative.
+		what := "SLURM_JOB_NUM_NODES"
+		if o.SetBy('N') == jobopt.FromCLI {
+			what = "--nodes"
+		}
+		s.log.Errorf("--relative and %s option incompatible with count of allocated nodes (%d+%d>%d)",
+			what, s.sopt.relative, o.MinNodes, nhosts)
+		return s.errorExit, nil
+	}
 	if !ownAlloc && o.Exclude != "" {
 		// job_step_create_allocation: the excluded nodes leave the
 		// allocation's list.

@@ -22,6 +22,7 @@ const (
 	ssfNoKill     = 1 << 1
 	ssfOvercommit = 1 << 2
 	ssfWhole      = 1 << 3
+	ssfOverlap    = 1 << 6 // SSF_OVERLAP_FORCE
 	distUnknown   = 0x2000
 	distCyclic    = 1
 	distBlock     = 2
@@ -128,6 +129,11 @@ func (s *srun) stepRequest(o *jobopt.Opts, alloc *launch.Allocation, argv []stri
 		if r.NumTasks <= r.MinNodes {
 			r.TaskDist = distCyclic
 		}
+	}
+	if s.sopt.overlap {
+		// The step shares every CPU, memory and GRES of its nodes with
+		// the job's other steps (arg_set_overlap clears exclusive).
+		r.Flags = r.Flags&^ssfExclusive | ssfOverlap
 	}
 	if !exact {
 		r.Flags |= ssfWhole

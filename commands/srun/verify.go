@@ -7,14 +7,25 @@ import (
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
 	"github.com/goslurm/goslurm/commands/internal/launch"
+	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 )
 
 // verifyCounts is the node and task count part of srun's _opt_verify: a
-// task count below the node count lowers the node count (with a warning),
+// node list longer than the maximum node count is cut to it; a task
+// count below the node count lowers the node count (with a warning),
 // and --ntasks-per-node that does not match -n over -N is dropped.
 func (s *srun) verifyCounts(o *jobopt.Opts) {
+	if o.MaxNodes > 0 && o.Nodelist != "" && o.Distribution&distStateBase != distArbitrary {
+		// A -w list longer than the maximum node count loses its last
+		// nodes.
+		if hosts, err := hostlist.Expand(o.Nodelist); err == nil && len(hosts) > o.MaxNodes {
+			s.log.Errorf("Required nodelist includes more nodes than permitted by max-node count (%d > %d). Eliminating nodes from the nodelist.",
+				len(hosts), o.MaxNodes)
+			o.Nodelist = hostlist.Compress(hosts[:o.MaxNodes])
+		}
+	}
 	if !o.NodesSet || !o.NtasksSet {
 		return
 	}
@@ -27,6 +38,9 @@ func (s *srun) verifyCounts(o *jobopt.Opts) {
 		if o.MaxNodes > 0 && o.MinNodes > o.MaxNodes {
 			o.MaxNodes = o.MinNodes
 		}
+		// srun sets -N anew, as if given on the command line (what
+		// _validate_relative's message names).
+		o.MarkCLI('N')
 	}
 	if o.NtasksPerNode != jobopt.NoVal && o.MinNodes > 0 && o.NtasksPerNode != o.Ntasks/o.MinNodes {
 		if o.Ntasks > o.NtasksPerNode {
@@ -36,6 +50,12 @@ func (s *srun) verifyCounts(o *jobopt.Opts) {
 		o.NtasksPerNode = jobopt.NoVal
 	}
 }
+
+// Task distribution bits verifyCounts reads.
+const (
+	distStateBase = 0xffff
+	distArbitrary = 0x0003
+)
 
 // testOnly is srun --test-only: slurm_job_will_run on the job srun would
 // ask for, and its answer.

@@ -176,27 +176,50 @@ func TestSlurmctldStepNodes(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 2})
+	want, got := ctldOnBoth(t, c, real, ours, stepNodesCollect)
+	if testing.Verbose() {
+		t.Logf("real slurmctld:\n%s", want["output"])
+	}
+	ctldCompare(t, want, got)
+}
+
+// stepNodesCollect runs stepNodesScript in a 3-node job of c (started)
+// and returns what it printed, job ids masked.
+func stepNodesCollect(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
 	script := filepath.Join(t.TempDir(), "stepnodes.sh")
 	if err := os.WriteFile(script, []byte(stepNodesScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
-		out := filepath.Join(t.TempDir(), "job.out")
-		began := time.Now()
-		id := ctldSbatch(t, c, "-o", out, "-N", "3", "--exclusive", script)
-		st := ctldWaitJob(t, c, id, 300*time.Second, "COMPLETED", "FAILED")
-		t.Logf("job %d %s after %v", id, st, time.Since(began).Round(time.Second))
-		text, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := strings.NewReplacer(fmt.Sprintf("job %d", id), "job <id>", fmt.Sprintf("StepId=%d.", id), "StepId=<id>.", fmt.Sprintf("Job %d ", id), "Job <id> ").
-			Replace(ctldMasked(string(text)))
-		return map[string]string{"output": s}
+	out := filepath.Join(t.TempDir(), "job.out")
+	id := ctldSbatch(t, c, "-o", out, "-N", "3", "--exclusive", script)
+	ctldWaitJob(t, c, id, 300*time.Second, "COMPLETED", "FAILED")
+	text, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want, got := ctldOnBoth(t, c, real, ours, collect)
-	if testing.Verbose() {
-		t.Logf("real slurmctld:\n%s", want["output"])
-	}
+	s := strings.NewReplacer(fmt.Sprintf("job %d", id), "job <id>", fmt.Sprintf("StepId=%d.", id), "StepId=<id>.",
+		fmt.Sprintf("Job %d ", id), "Job <id> ").Replace(ctldMasked(string(text)))
+	return map[string]string{"output": s}
+}
+
+// TestGoslurmStepNodes runs stepNodesScript with goslurm's sbatch, srun
+// and squeue under goslurm's slurmctld (Debian's slurmd) and compares it
+// with Debian's commands under Debian's slurmctld: srun's own checks of
+// -w, -x, -r and -N (a -w list cut to the maximum node count, -r beyond
+// the job's nodes, -r with -w or -x), --overlap, and the nodes the
+// controller picks. About a minute and a half.
+func TestGoslurmStepNodes(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	cmds := goslurmBuildCommands(t, false)
+	rc := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 2})
+	rc.Start(real, "-c", "-i")
+	want := stepNodesCollect(t, rc)
+	rc.Stop()
+	oc := ctldharness.New(t, ctldharness.Options{Nodes: 4, CPUs: 2, Commands: cmds})
+	oc.Start(ours, "-c")
+	got := stepNodesCollect(t, oc)
+	oc.Stop()
 	ctldCompare(t, want, got)
 }

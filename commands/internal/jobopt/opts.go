@@ -291,6 +291,16 @@ func (o *Opts) SetBy(val int) Source { return o.set[val] }
 
 func (o *Opts) unset(val int) { delete(o.set, val) }
 
+// MarkCLI records the option with this Val as given on the command line,
+// as a command's own check does when it rewrites a value
+// (slurm_process_option_or_exit with set_by_env false).
+func (o *Opts) MarkCLI(val int) {
+	if o.set == nil {
+		o.set = map[int]Source{}
+	}
+	o.set[val] = FromCLI
+}
+
 // ValOf returns the value of the long option name in o's command table
 // (for IsSet and SetBy from outside the package).
 func (o *Opts) ValOf(name string) (int, bool) {
