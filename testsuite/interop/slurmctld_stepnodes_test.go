@@ -57,10 +57,16 @@ hold() {
 		sleep 0.25
 	done
 }
+# release ends the held step and waits until the job runs no step.
 release() {
 	touch "$flag"
 	wait
-	settle
+	i=0
+	while squeue -h -s -j "$SLURM_JOB_ID" -o %i | grep -q "^$SLURM_JOB_ID\.[0-9]"; do
+		i=$((i+1))
+		[ $i -gt 240 ] && { echo "steps never ended"; exit 3; }
+		sleep 0.25
+	done
 }
 echo "== -w"
 run -w n2
@@ -170,7 +176,7 @@ echo done
 // slurmctld and ours, with Debian's slurmd, sbatch and srun: srun -w
 // (nodes of the job, of another job, or unknown), -x, -r, -N/-n
 // mixes, and steps beside steps that hold some of the job's nodes
-// (which wait, and which go to other nodes). About a minute a
+// (which wait, and which go to other nodes). About 30 s a
 // controller.
 func TestSlurmctldStepNodes(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
@@ -208,7 +214,7 @@ func stepNodesCollect(t *testing.T, c *ctldharness.Cluster) map[string]string {
 // with Debian's commands under Debian's slurmctld: srun's own checks of
 // -w, -x, -r and -N (a -w list cut to the maximum node count, -r beyond
 // the job's nodes, -r with -w or -x), --overlap, and the nodes the
-// controller picks. About a minute and a half.
+// controller picks. About a minute.
 func TestGoslurmStepNodes(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
