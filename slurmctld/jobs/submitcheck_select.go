@@ -127,7 +127,32 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 	if uint32(len(usable)) < minN || !cpusFit(cl, j, usable, maxN) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
+	if memPerCPULimits(cl, j, usable) && !sched.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
+		Partitions: cl.Partitions}, ptr(m.schedJob(j, cl)), p.Name) {
+		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+	}
 	return 0
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// memPerCPULimits reports whether the job's --mem-per-cpu, with memory
+// consumable, could keep it off one of the usable nodes: times the node's
+// CPUs it is more than the node's memory. cons_tres' test-only pass then
+// counts the CPUs the memory covers on each node (an --exclusive job
+// needs the memory of all of them); the scheduler's own test decides,
+// run only then to keep submission cheap.
+func memPerCPULimits(cl *Cluster, j *Job, usable []int) bool {
+	if !cl.Config.MemoryConsumable || j.PnMinMemory == NoVal64 || j.PnMinMemory&memPerCPU == 0 {
+		return false
+	}
+	mem := j.PnMinMemory &^ memPerCPU
+	for _, i := range usable {
+		if mem*uint64(cl.Nodes[i].CPUs) > cl.Nodes[i].RealMemory {
+			return true
+		}
+	}
+	return false
 }
 
 // fits16: an unset (NO_VAL16) per-node request fits any node.

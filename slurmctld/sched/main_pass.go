@@ -153,16 +153,26 @@ func (c *cluster) whyNot(r *request) Reason {
 			return ReasonReqNodeNotAvail
 		}
 	}
+	if b, ok := c.emptyFit(r); ok {
+		if b.IntersectionCardinality(c.usable) < uint(r.minN) {
+			return ReasonReqNodeNotAvail
+		}
+		return ReasonResources
+	}
+	return ReasonBadConstraints
+}
+
+// emptyFit reports whether the job could run on the partition's nodes
+// were they all empty and up, with the nodes of the feature alternative
+// that fits.
+func (c *cluster) emptyFit(r *request) (*bitset.BitSet, bool) {
 	for a := 0; a < r.altCount(); a++ {
 		b := c.base(r, a)
 		if !r.job.Contiguous && len(r.counts) == 0 {
 			// Nodes of one configuration are alike when empty: count
 			// them with bitmap operations instead of visiting each.
 			if c.fitsByConfig(r, b) {
-				if b.IntersectionCardinality(c.usable) < uint(r.minN) {
-					return ReasonReqNodeNotAvail
-				}
-				return ReasonResources
+				return b, true
 			}
 			continue
 		}
@@ -173,17 +183,11 @@ func (c *cluster) whyNot(r *request) Reason {
 				caps = append(caps, k)
 			}
 		}
-		// Could the job run on the partition's nodes were they all empty
-		// and up?
 		if _, ok := c.place(r, cands, caps); ok {
-			b.InPlaceIntersection(c.usable)
-			if b.Count() < uint(r.minN) {
-				return ReasonReqNodeNotAvail
-			}
-			return ReasonResources
+			return b, true
 		}
 	}
-	return ReasonBadConstraints
+	return nil, false
 }
 
 // fitsByConfig reports whether the request fits the nodes of b, all empty

@@ -308,9 +308,6 @@ func (r *request) cpuUnits() {
 	}
 }
 
-// taskCPUs is the CPUs of one task.
-func (r *request) taskCPUs() int { return max(r.unit, r.cpt) }
-
 // base returns the nodes the request may ever use in alternative a: the
 // partition's nodes with the features, without the excluded ones. Node
 // state is not applied.
@@ -442,8 +439,11 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 			return 0
 		}
 	case r.memPerCPU > 0 && !r.memSensed:
-		// Memory is not allocated: a task's share only has to fit.
-		if r.memPerCPU*uint64(r.taskCPUs()) > nd.RealMemory {
+		// Memory is not allocated: cons_tres does not look at it, and
+		// select_nodes' node filter (_build_node_list) compares the
+		// per-CPU figure itself with the node's memory (real 22.05 runs
+		// -c 4 --mem-per-cpu=300 on a 4-CPU 1000 MB node under CR_Core).
+		if r.memPerCPU > nd.RealMemory {
 			return 0
 		}
 	case r.memPerCPU > 0 && r.whole:

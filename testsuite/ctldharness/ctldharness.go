@@ -40,6 +40,9 @@ type Options struct {
 	// nodes.
 	NodeRealMemory map[string]int
 	NodeCPUs       map[string]int
+	// NodeConf holds extra NodeName= parameters (e.g. "CoreSpecCount=1
+	// MemSpecLimit=200"), by node name; the key "*" applies to every node.
+	NodeConf map[string]string
 	// NoConfigOverrides leaves SlurmdParameters=config_overrides out, so
 	// registrations are checked against the configuration.
 	NoConfigOverrides bool
@@ -264,8 +267,12 @@ func (c *Cluster) confText() string {
 		if v, ok := c.opts.NodeCPUs[n.Name]; ok {
 			cpus = v
 		}
-		p("NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d State=UNKNOWN",
-			n.Name, n.Port, cpus, mem)
+		extra := strings.TrimSpace(c.opts.NodeConf["*"] + " " + c.opts.NodeConf[n.Name])
+		if extra != "" {
+			extra = " " + extra
+		}
+		p("NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d%s State=UNKNOWN",
+			n.Name, n.Port, cpus, mem, extra)
 	}
 	if c.opts.Partitions == nil {
 		p("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
