@@ -288,6 +288,11 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 	n.LastBusy, n.LastResponse, n.Owner = o.LastBusy, o.LastResponse, o.Owner
 	n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = o.AllocCPUs, o.AllocMem, o.RunJobs, o.CompletingJobs
 	n.ProtocolVersion = o.ProtocolVersion
+	if n.CPUSpecList == "" && o.CPUSpecList != "" && n.CoreSpecCnt == o.CoreSpecCnt {
+		// The specialized cores the slurmd chose for CoreSpecCount stay
+		// (read_config keeps the node's spec bitmap).
+		n.CPUSpecList, n.specCores = o.CPUSpecList, o.specCores
+	}
 	return cleared
 }
 

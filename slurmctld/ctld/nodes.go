@@ -72,6 +72,10 @@ type Node struct {
 	// actEmpty: the active features were set to "" (an empty string,
 	// reported as such, not as NULL).
 	actEmpty bool
+	// specCores are the specialized cores (of CPUSpecList, from
+	// slurm.conf or, for CoreSpecCount, as the node's slurmd chose them
+	// at registration), which the scheduler never gives a job.
+	specCores []uint16
 }
 
 // setFeatures sets the available and active features.
@@ -124,7 +128,7 @@ func (n *Node) Available() bool {
 
 // TresFmtStr is the node's TRES as Slurm prints them ("cpu=2,mem=1000M,billing=2").
 func (n *Node) TresFmtStr() string {
-	return fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUs, memUnits(n.RealMemory), n.CPUs)
+	return fmt.Sprintf("cpu=%d,mem=%s,billing=%d", n.CPUsEfctv, memUnits(n.RealMemory), n.CPUsEfctv)
 }
 
 // allocTres is what the jobs hold on the node as a TRES string ("cpu=2",
@@ -228,7 +232,13 @@ func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
 		if uint32(n.Sockets)*uint32(n.Cores) < uint32(n.CPUs) {
 			tpc = n.Threads
 		}
-		n.CPUsEfctv = n.CPUs - n.CoreSpecCnt*tpc
+		if n.CPUSpecList != "" {
+			// A CPUSpecList reserves the whole cores of its CPUs; their
+			// count is the CoreSpecCount.
+			n.specCores = specCoresOf(n.CPUSpecList, int(tpc), int(n.Sockets)*int(n.Cores))
+			n.CoreSpecCnt = uint16(len(n.specCores))
+		}
+		n.CPUsEfctv = n.CPUs - min(n.CoreSpecCnt*tpc, n.CPUs)
 		st, err := configState(nl.State)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)

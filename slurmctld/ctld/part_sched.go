@@ -94,6 +94,7 @@ func (c *Controller) schedNodes(dst []sched.Node) {
 			dst[i].AvailFeatures = splitFeatures(n.Features)
 		}
 		dst[i].Weight = n.Weight
+		dst[i].SpecCores, dst[i].MemSpec = n.specCores, n.MemSpecLimit
 	}
 }
 

@@ -115,6 +115,16 @@ func (p *Partition) TotalCPUs() uint32 {
 	return t
 }
 
+// efctvCPUs is the CPUs of the member nodes that jobs may have (their
+// CPUEfctv): the partition's TRES count them.
+func (p *Partition) efctvCPUs() uint32 {
+	var t uint32
+	for _, n := range p.Nodes {
+		t += uint32(n.CPUsEfctv)
+	}
+	return t
+}
+
 func (p *Partition) totalMem() uint64 {
 	var t uint64
 	for _, n := range p.Nodes {
@@ -244,7 +254,7 @@ func (p *Partition) record(nodeCount int) msg.Partition {
 	// out of the string, which is then NULL).
 	if len(p.Nodes) > 0 {
 		r.TresFmtStr = msg.Str(fmt.Sprintf("cpu=%d,mem=%s,node=%d,billing=%d",
-			p.TotalCPUs(), memUnits(p.totalMem()), len(p.Nodes), p.TotalCPUs()))
+			p.efctvCPUs(), memUnits(p.totalMem()), len(p.Nodes), p.efctvCPUs()))
 	}
 	return r
 }

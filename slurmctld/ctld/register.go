@@ -72,7 +72,7 @@ func (c *Controller) clusterTres() []msg.TresRec {
 	defer c.mu.RUnlock()
 	var cpus, mem uint64
 	for _, n := range c.nodes {
-		cpus += uint64(n.CPUs)
+		cpus += uint64(n.CPUsEfctv) // as 22.05's cluster TRES
 		mem += n.RealMemory
 	}
 	return []msg.TresRec{
@@ -174,7 +174,11 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		}
 	}
 	if reg.CPUSpecList.Valid && n.CPUSpecList == "" {
+		// _build_node_spec_bitmap: the slurmd's CPU IDs give the cores
+		// (CPU / ThreadsPerCore); CPUEfctv stays as configured.
 		n.CPUSpecList = reg.CPUSpecList.Value
+		n.specCores = specCoresOf(n.CPUSpecList, int(max(n.Threads, 1)), int(n.Sockets)*int(n.Cores))
+		n.CoreSpecCnt = uint16(len(n.specCores))
 	}
 	n.Arch, n.OS = reg.Arch.Value, reg.OS.Value
 	if n.CPULoad != reg.CPULoad {

@@ -39,10 +39,13 @@ type Config struct {
 	// DisableJobShrink is SchedulerParameters=disable_job_shrink: running
 	// jobs may not be shrunk (NumNodes, ReqNodeList).
 	DisableJobShrink bool
-	MaxArraySize     uint32
-	MaxJobCount      uint32
-	ClusterName      string
-	Select           msg.SelectPlugin
+	// AllowSpecResourcesUsage: jobs may ask for --core-spec/--thread-spec;
+	// without it the request is dropped (the job shows CoreSpec=*).
+	AllowSpecResourcesUsage bool
+	MaxArraySize            uint32
+	MaxJobCount             uint32
+	ClusterName             string
+	Select                  msg.SelectPlugin
 	// Users resolves a uid to its passwd entry and groups (the step and
 	// batch credentials carry them; AllowGroups needs the groups). nil, or
 	// an unknown uid: the numeric ids only.
@@ -80,6 +83,7 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	cfg.MinJobAge = int64(c.MinJobAge)
 	cfg.OverTimeLimit = uint32(c.OverTimeLimit)
 	cfg.SlurmUserID = slurmUID
+	cfg.AllowSpecResourcesUsage = c.AllowSpecResourcesUsage
 	switch strings.ToUpper(c.EnforcePartLimits) {
 	case "", "NO", "0":
 		cfg.EnforcePartLimits = EnforceNo

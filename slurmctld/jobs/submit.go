@@ -85,6 +85,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		RespHost: strOf(d.RespHost), AllocRespPort: d.AllocRespPort, OtherPort: d.OtherPort,
 		ProtocolVersion: c.ProtocolVersion, BeginTime: d.BeginTime, Nice: d.Nice,
 	}
+	if !m.cfg.AllowSpecResourcesUsage {
+		j.CoreSpec = NoVal16
+	}
 	if u, ok := m.user(uid); ok {
 		j.UserName = u.Name
 		if j.MailUser == "" {

@@ -52,3 +52,25 @@ func TestSubmitMemPerCPUUnholdable(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitCoreSpec: --core-spec is kept only with
+// AllowSpecResourcesUsage (real 22.05 shows CoreSpec=* otherwise).
+func TestSubmitCoreSpec(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		m := newTestManager(nil)
+		m.cfg.AllowSpecResourcesUsage = allow
+		d := batchDesc(alice)
+		d.CoreSpec = 1
+		r, _, err := m.Submit(d, alice, checkCluster(), t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := uint16(NoVal16)
+		if allow {
+			want = 1
+		}
+		if got := m.jobs[r.JobID].CoreSpec; got != want {
+			t.Errorf("AllowSpecResourcesUsage=%v: CoreSpec %d, want %d", allow, got, want)
+		}
+	}
+}

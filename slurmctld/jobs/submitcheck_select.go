@@ -127,7 +127,7 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 	if uint32(len(usable)) < minN || !cpusFit(cl, j, usable, maxN) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
-	if memPerCPULimits(cl, j, usable) && !sched.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
+	if testOnlyNeeded(cl, j, usable) && !sched.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
 		Partitions: cl.Partitions}, ptr(m.schedJob(j, cl)), p.Name) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
@@ -136,19 +136,22 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 
 func ptr[T any](v T) *T { return &v }
 
-// memPerCPULimits reports whether the job's --mem-per-cpu, with memory
-// consumable, could keep it off one of the usable nodes: times the node's
-// CPUs it is more than the node's memory. cons_tres' test-only pass then
-// counts the CPUs the memory covers on each node (an --exclusive job
-// needs the memory of all of them); the scheduler's own test decides,
-// run only then to keep submission cheap.
-func memPerCPULimits(cl *Cluster, j *Job, usable []int) bool {
-	if !cl.Config.MemoryConsumable || j.PnMinMemory == NoVal64 || j.PnMinMemory&memPerCPU == 0 {
-		return false
-	}
+// testOnlyNeeded reports whether the checks above may have missed that
+// no node could ever hold the job, so that cons_tres' test-only pass (the
+// scheduler's own test) has to decide: a usable node has specialized
+// cores, or memory is consumable and a node keeps some for the system
+// (MemSpecLimit) or the job's --mem-per-cpu times the node's CPUs is more
+// than its memory (the CPUs the memory covers are what count then; an
+// --exclusive job needs the memory of all of them). Otherwise the test
+// is skipped to keep submission cheap.
+func testOnlyNeeded(cl *Cluster, j *Job, usable []int) bool {
+	consumable := cl.Config.MemoryConsumable
+	perCPU := consumable && j.PnMinMemory != NoVal64 && j.PnMinMemory&memPerCPU != 0
 	mem := j.PnMinMemory &^ memPerCPU
 	for _, i := range usable {
-		if mem*uint64(cl.Nodes[i].CPUs) > cl.Nodes[i].RealMemory {
+		n := &cl.Nodes[i]
+		if len(n.SpecCores) > 0 || consumable && n.MemSpec > 0 ||
+			perCPU && mem*uint64(n.CPUs) > n.RealMemory {
 			return true
 		}
 	}

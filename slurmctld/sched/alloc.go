@@ -22,7 +22,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 	}
 	for i, ni := range pl.nodes {
 		nd := &c.nodes[ni]
-		want := nd.Cores()
+		want := nd.EffCores()
 		switch {
 		case r.whole:
 		case pl.cpus != nil:
@@ -56,7 +56,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		var mem uint64
 		switch {
 		case r.memAll:
-			mem = nd.RealMemory
+			mem = nd.AvailMem()
 		case r.memPerCPU > 0:
 			// Per allocated CPU, as cons_tres counts it. A whole-node job
 			// holds every CPU of the node, so its memory is the node's

@@ -243,6 +243,7 @@ func FromConf(c *conf.Config, lookup GroupLookup) (*Snapshot, error) {
 			ThreadsPerCore: max(nl.ThreadsPerCore, 1),
 			CPUs:           nl.CPUs,
 			RealMemory:     uint64(nl.RealMemory),
+			MemSpec:        uint64(nl.MemSpecLimit),
 			Weight:         nl.Weight,
 			State:          nodeStateFromConf(nl.State),
 		}

@@ -168,7 +168,7 @@ func (c *cluster) whyNot(r *request) Reason {
 func (c *cluster) emptyFit(r *request) (*bitset.BitSet, bool) {
 	for a := 0; a < r.altCount(); a++ {
 		b := c.base(r, a)
-		if !r.job.Contiguous && len(r.counts) == 0 {
+		if !r.job.Contiguous && len(r.counts) == 0 && len(r.reqList) == 0 {
 			// Nodes of one configuration are alike when empty: count
 			// them with bitmap operations instead of visiting each.
 			if c.fitsByConfig(r, b) {
@@ -178,7 +178,7 @@ func (c *cluster) emptyFit(r *request) (*bitset.BitSet, bool) {
 		}
 		var cands, caps []int
 		for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
-			if k := c.capacityWith(r, int(i), int32(c.nodes[i].Cores()), c.nodes[i].RealMemory, gresTotal); k > 0 {
+			if k := c.capacityWith(r, int(i), int32(c.nodes[i].EffCores()), c.nodes[i].AvailMem(), gresTotal); k > 0 {
 				cands = append(cands, int(i))
 				caps = append(caps, k)
 			}
@@ -202,7 +202,7 @@ func (c *cluster) fitsByConfig(r *request, b *bitset.BitSet) bool {
 			continue
 		}
 		nd := &c.nodes[cf.rep]
-		k := c.capacityWith(r, cf.rep, int32(nd.Cores()), nd.RealMemory, gresTotal)
+		k := c.capacityWith(r, cf.rep, int32(nd.EffCores()), nd.AvailMem(), gresTotal)
 		if k == 0 {
 			continue
 		}

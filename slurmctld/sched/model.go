@@ -92,10 +92,23 @@ type Node struct {
 	// slurm.conf or scontrol update); submission checks a constraint's
 	// names against them.
 	AvailFeatures []string
+
+	// SpecCores are the node's specialized cores (CoreSpecCount as the
+	// node's slurmd chose them, or CPUSpecList), by index: kept for the
+	// system, never given to a job. MemSpec is MemSpecLimit: MB kept for
+	// the system, so jobs get RealMemory-MemSpec of consumable memory.
+	SpecCores []uint16
+	MemSpec   uint64
 }
 
 // Cores is the number of cores of the node (the unit cons_tres allocates).
 func (n *Node) Cores() int { return int(n.Sockets) * int(n.CoresPerSocket) }
+
+// EffCores is the cores jobs may have: all but the specialized ones.
+func (n *Node) EffCores() int { return max(n.Cores()-len(n.SpecCores), 0) }
+
+// AvailMem is the memory jobs may have: RealMemory less MemSpecLimit.
+func (n *Node) AvailMem() uint64 { return n.RealMemory - min(n.MemSpec, n.RealMemory) }
 
 // PartState is a partition's State=.
 type PartState uint8

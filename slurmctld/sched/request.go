@@ -347,7 +347,7 @@ func (r *request) coresFor(nd *Node, tasks int) int {
 		tpc := max(int(nd.ThreadsPerCore), 1)
 		cores = max(cores, (r.minCPUs+tpc-1)/tpc)
 	}
-	return min(cores, max(nd.Cores(), 1))
+	return min(cores, max(nd.EffCores(), 1))
 }
 
 // tasksIn is how many tasks of the request fit in cores of a node.
@@ -421,7 +421,7 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 		return 0 // --mincpus
 	}
 	capTasks := r.tasksIn(nd, int(freeCores))
-	if r.whole && int(freeCores) < nd.Cores() {
+	if r.whole && int(freeCores) < nd.EffCores() {
 		return 0
 	}
 	if r.maxTasksPN > 0 {
@@ -435,7 +435,7 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 	}
 	switch {
 	case r.memAll:
-		if r.memSensed && freeMem < nd.RealMemory {
+		if r.memSensed && freeMem < nd.AvailMem() {
 			return 0
 		}
 	case r.memPerCPU > 0 && !r.memSensed:
@@ -478,7 +478,7 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 // wholeCPUs is the CPUs a whole-node job holds on nd: every thread of
 // every core (allocate's count for such a job).
 func wholeCPUs(nd *Node) int {
-	return nd.Cores() * max(int(nd.ThreadsPerCore), 1)
+	return nd.EffCores() * max(int(nd.ThreadsPerCore), 1)
 }
 
 // memTasks is how many tasks (CPUs in CPU units) the free memory mem of a

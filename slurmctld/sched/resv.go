@@ -446,7 +446,7 @@ func (c *cluster) fitsOutsideResv(r *request) bool {
 		}
 		var cands, caps []int
 		for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
-			if k := c.capacityWith(r, int(i), int32(c.nodes[i].Cores()), c.nodes[i].RealMemory, gresTotal); k > 0 {
+			if k := c.capacityWith(r, int(i), int32(c.nodes[i].EffCores()), c.nodes[i].AvailMem(), gresTotal); k > 0 {
 				cands = append(cands, int(i))
 				caps = append(caps, k)
 			}

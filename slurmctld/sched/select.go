@@ -435,13 +435,18 @@ func distribute(r *request, cands, caps []int, chosenPos []int) (placement, bool
 		}
 	}
 	if r.ntpn == 0 {
-		for i, pos := range chosenPos {
-			if left == 0 {
-				break
+		// Required nodes fill first: cons_tres counts their CPUs before
+		// it picks others, which get only what is left (_cpus_to_use);
+		// -w n2 -n 3 with two CPUs free on n2 runs two tasks there.
+		for _, req := range []bool{true, false} {
+			for i, pos := range chosenPos {
+				if left == 0 || (len(r.reqList) > 0 && slices.Contains(r.reqList, cands[pos])) != req {
+					continue
+				}
+				add := min(caps[pos]-pl.tasks[i], left)
+				pl.tasks[i] += add
+				left -= add
 			}
-			add := min(caps[pos]-pl.tasks[i], left)
-			pl.tasks[i] += add
-			left -= add
 		}
 	}
 	if left > 0 || len(pl.nodes) < r.minN || len(pl.nodes) > r.maxN {

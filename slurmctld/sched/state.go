@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,8 +213,14 @@ func newCluster(s *Snapshot) *cluster {
 			c.coreBits[c.coreOff[i]+k/64] |= 1 << (k % 64)
 		}
 		c.freeCore[i] = int32(cores)
+		for _, k := range nd.SpecCores {
+			if w, bit := c.coreOff[i]+int(k)/64, uint64(1)<<(k%64); int(k) < cores && c.coreBits[w]&bit != 0 {
+				c.coreBits[w] &^= bit
+				c.freeCore[i]--
+			}
+		}
 		c.maxCPUs = max(c.maxCPUs, cores*max(int(nd.ThreadsPerCore), 1))
-		c.freeMem[i] = nd.RealMemory
+		c.freeMem[i] = nd.AvailMem()
 		if len(nd.Gres) > 0 {
 			c.gres[i] = make([]gresSlot, len(nd.Gres))
 			for k, g := range nd.Gres {
@@ -442,7 +449,8 @@ func (c *cluster) buildConfigs() {
 	for i := range c.nodes {
 		nd := &c.nodes[i]
 		key.Reset()
-		fmt.Fprintf(&key, "%d/%d/%d/%d/%d", nd.Sockets, nd.CoresPerSocket, nd.ThreadsPerCore, nd.CPUs, nd.RealMemory)
+		fmt.Fprintf(&key, "%d/%d/%d/%d/%d/%d/%v", nd.Sockets, nd.CoresPerSocket, nd.ThreadsPerCore, nd.CPUs, nd.RealMemory,
+			nd.MemSpec, nd.SpecCores)
 		for _, g := range nd.Gres {
 			fmt.Fprintf(&key, "/%s:%s:%d", g.Name, g.Type, g.Count)
 		}
@@ -463,12 +471,15 @@ func (c *cluster) buildConfigs() {
 // would start on them now to start a second later.
 func (c *cluster) holdResuming(ni int) {
 	nd := &c.nodes[ni]
-	cores := make([]uint16, nd.Cores())
-	for k := range cores {
-		cores[k] = uint16(k)
+	cores := make([]uint16, 0, nd.Cores())
+	for k := range nd.Cores() {
+		if !slices.Contains(nd.SpecCores, uint16(k)) {
+			cores = append(cores, uint16(k))
+		}
 	}
 	c.applyRunning(&Allocation{
 		Start: c.now, End: c.now, Exclusive: true,
-		Nodes: []NodeAlloc{{Node: ni, Cores: cores, CPUs: uint32(nd.CPUs), MemoryMB: nd.RealMemory, Gres: nd.Gres}},
+		Nodes: []NodeAlloc{{Node: ni, Cores: cores, CPUs: uint32(len(cores) * max(int(nd.ThreadsPerCore), 1)),
+			MemoryMB: nd.AvailMem(), Gres: nd.Gres}},
 	})
 }
