@@ -390,6 +390,11 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	case 2:
 		sj.Share = sched.ShareUser
 	}
+	if j.CoreSpec != NoVal16 {
+		// Kept only with AllowSpecResourcesUsage (submit.go).
+		const coreSpecThread = 0x8000 // CORE_SPEC_THREAD
+		sj.SpecSet, sj.SpecThreads, sj.SpecCount = true, j.CoreSpec&coreSpecThread != 0, j.CoreSpec&^coreSpecThread
+	}
 	sj.ReqNodes = nodeIdxs(cl, j.ReqNodes)
 	sj.ExcNodes = nodeIdxs(cl, j.ExcNodes)
 	return sj

@@ -87,6 +87,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	}
 	if !m.cfg.AllowSpecResourcesUsage {
 		j.CoreSpec = NoVal16
+	} else if j.CoreSpec != NoVal16 {
+		// A job naming its specialized cores has whole nodes.
+		j.Shared = 0
 	}
 	if u, ok := m.user(uid); ok {
 		j.UserName = u.Name

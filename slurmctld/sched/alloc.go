@@ -49,7 +49,15 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 				}
 			}
 		}
+		if r.whole && r.job.SpecSet {
+			cores = specJobCores(r.job, nd, cores)
+		}
 		cpus := uint32(len(cores)) * uint32(max(nd.ThreadsPerCore, 1))
+		if r.whole && r.job.SpecSet {
+			// Its effective CPUs, whatever cores the job was given
+			// (cons_common counts a whole node's cpus_efctv).
+			cpus = uint32(wholeCPUs(nd))
+		}
 		if c.snap.Config.CPUsConsumable && !r.whole && !r.over {
 			cpus = min(cpus, uint32(r.usedCPUs(nd, pl, i)))
 		}
@@ -100,4 +108,55 @@ func (r *request) usedCPUs(nd *Node, pl placement, i int) int {
 		return max(pl.cpus[i], r.minCPUs)
 	}
 	return max(pl.tasks[i]*r.cpt, r.minCPUs)
+}
+
+// specJobCores is the cores of an idle node nd a whole-node job that
+// named its specialized cores gets (cons_common's core_array for
+// core_spec with AllowSpecResourcesUsage): with a count of 0 every core;
+// else the node's specialized cores beyond the first count of them are
+// the job's too, and a count above the node's own takes further cores
+// off, from the last core of the last socket down. A thread count
+// counts cores on nodes of one thread a core; on others the job gets
+// what any job gets. cores is what any job gets.
+func specJobCores(j *Job, nd *Node, cores []uint16) []uint16 {
+	n := int(j.SpecCount)
+	if j.SpecThreads && int(nd.CPUs) != nd.Cores() {
+		return cores
+	}
+	all := nd.Cores()
+	avail := make([]bool, all)
+	for _, k := range cores {
+		avail[k] = true
+	}
+	if n == 0 {
+		for k := range avail {
+			avail[k] = true
+		}
+	} else {
+		spec := slices.Clone(nd.SpecCores)
+		slices.Sort(spec)
+		used := min(n, len(spec))
+		for _, k := range spec[used:] {
+			if int(k) < all {
+				avail[k] = true
+			}
+		}
+		rem := n - used
+		per := int(nd.CoresPerSocket)
+		for c := per - 1; c >= 0 && rem > 0; c-- {
+			for s := int(nd.Sockets) - 1; s >= 0 && rem > 0; s-- {
+				if k := c + s*per; avail[k] {
+					avail[k] = false
+					rem--
+				}
+			}
+		}
+	}
+	out := make([]uint16, 0, all)
+	for k, ok := range avail {
+		if ok {
+			out = append(out, uint16(k))
+		}
+	}
+	return out
 }

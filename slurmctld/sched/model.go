@@ -269,6 +269,14 @@ type Job struct {
 	MemPerNode uint64 // --mem MB; 0 with MemPerCPU 0 = partition/cluster default
 	MemPerCPU  uint64 // --mem-per-cpu MB
 	MemAll     bool   // --mem=0: all the memory of each node
+	// SpecSet: the job named the cores (SpecThreads: threads) of each
+	// node it leaves to the system, SpecCount of them (--core-spec,
+	// --thread-spec; only with AllowSpecResourcesUsage). It then has
+	// whole nodes and, of their specialized cores, those beyond the
+	// count (all with a count of 0).
+	SpecSet     bool
+	SpecThreads bool
+	SpecCount   uint16
 
 	Gres    []GresReq // --gres, per node
 	GPUs    uint32    // --gpus: total over the job

@@ -404,6 +404,9 @@ const (
 // memory.
 func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint64, gc gresCheck) int {
 	nd := &c.nodes[ni]
+	if r.job.SpecSet && !r.job.SpecThreads && int(r.job.SpecCount) >= nd.Cores() {
+		return 0 // --core-spec leaves the job no core of the node
+	}
 	if gc != gresChecked {
 		for _, g := range r.gres {
 			var have uint64

@@ -51,3 +51,37 @@ func TestSpecResources(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecJobCores: the cores a whole-node --core-spec/--thread-spec job
+// gets with AllowSpecResourcesUsage (real 22.05 on a 4-core node keeping
+// core 3, and one keeping cores 1 and 2).
+func TestSpecJobCores(t *testing.T) {
+	n1 := mkNodes(1, 4, 1000)[0]
+	n1.SpecCores = []uint16{3}
+	n2 := n1
+	n2.SpecCores = []uint16{1, 2}
+	for _, tc := range []struct {
+		name string
+		nd   Node
+		job  Job
+		want []uint16
+	}{
+		{"count 0 takes every core", n1, Job{SpecSet: true}, []uint16{0, 1, 2, 3}},
+		{"count of the node's own", n1, Job{SpecSet: true, SpecCount: 1}, []uint16{0, 1, 2}},
+		{"count above the node's", n1, Job{SpecSet: true, SpecCount: 2}, []uint16{0, 1}},
+		{"threads on one-thread cores", n2, Job{SpecSet: true, SpecThreads: true, SpecCount: 1}, []uint16{0, 2, 3}},
+		{"count below the node's", n2, Job{SpecSet: true, SpecCount: 1}, []uint16{0, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var base []uint16
+			for k := range tc.nd.Cores() {
+				if !slices.Contains(tc.nd.SpecCores, uint16(k)) {
+					base = append(base, uint16(k))
+				}
+			}
+			if got := specJobCores(&tc.job, &tc.nd, base); !slices.Equal(got, tc.want) {
+				t.Errorf("cores %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -86,6 +86,9 @@ func unholdableCollect(t *testing.T, c *ctldharness.Cluster) map[string]string {
 				switch {
 				case len(f) == 0:
 					continue
+				case len(f) >= 2 && f[1] == "COMPLETING":
+					// An srun case that ran ends on its own; wait.
+					return false
 				case len(f) >= 2 && f[0] == "sentinel":
 					passed = f[1] == "RUNNING"
 					continue
