@@ -237,6 +237,11 @@ func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
 			// count is the CoreSpecCount.
 			n.specCores = specCoresOf(n.CPUSpecList, int(tpc), int(n.Sockets)*int(n.Cores))
 			n.CoreSpecCnt = uint16(len(n.specCores))
+			if tpc > 1 {
+				// Shown as every CPU of those cores (CPUSpecList=1 on
+				// two-thread cores is 0-1).
+				n.CPUSpecList = cpuListOf(n.specCores, int(tpc))
+			}
 		}
 		n.CPUsEfctv = n.CPUs - min(n.CoreSpecCnt*tpc, n.CPUs)
 		st, err := configState(nl.State)

@@ -38,3 +38,33 @@ func specCoresOf(list string, threads, cores int) []uint16 {
 	slices.Sort(out)
 	return out
 }
+
+// cpuListOf is the CPU IDs of cores (sorted) of threads CPUs each, as
+// ranges ("0-1,4-5").
+func cpuListOf(cores []uint16, threads int) string {
+	var b strings.Builder
+	lo, hi := -1, -1
+	flush := func() {
+		if lo < 0 {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(lo))
+		if hi > lo {
+			b.WriteString("-" + strconv.Itoa(hi))
+		}
+	}
+	for _, c := range cores {
+		first := int(c) * threads
+		if first == hi+1 && lo >= 0 {
+			hi = first + threads - 1
+			continue
+		}
+		flush()
+		lo, hi = first, first+threads-1
+	}
+	flush()
+	return b.String()
+}

@@ -24,3 +24,22 @@ func TestSpecCoresOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUListOf(t *testing.T) {
+	for _, tc := range []struct {
+		cores   []uint16
+		threads int
+		want    string
+	}{
+		{[]uint16{0}, 2, "0-1"},
+		{[]uint16{0, 1}, 2, "0-3"},
+		{[]uint16{0, 2}, 2, "0-1,4-5"},
+		{[]uint16{1, 2}, 1, "1-2"},
+		{[]uint16{3}, 1, "3"},
+		{nil, 2, ""},
+	} {
+		if got := cpuListOf(tc.cores, tc.threads); got != tc.want {
+			t.Errorf("cpuListOf(%v, %d) = %q, want %q", tc.cores, tc.threads, got, tc.want)
+		}
+	}
+}
