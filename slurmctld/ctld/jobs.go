@@ -124,6 +124,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_COMPLETE_BATCH_SCRIPT:   f(c.rpcCompleteBatch),
 		msgtype.REQUEST_COMPLETE_JOB_ALLOCATION: f(c.rpcCompleteAllocation),
 		msgtype.MESSAGE_EPILOG_COMPLETE:         f(c.rpcEpilogComplete),
+		msgtype.REQUEST_COMPLETE_PROLOG:         f(c.rpcCompleteProlog),
 	} {
 		c.Handle(t, h)
 	}
@@ -682,6 +683,24 @@ func (c *Controller) rpcEpilogComplete(ctx context.Context, r *server.Request) *
 	perfEvent("epilog-in", req.JobID, req.NodeName.Value)
 	c.epilogComplete(ctx, req.JobID, req.NodeName.Value, caller(r))
 	return nil
+}
+
+// rpcCompleteProlog is _slurm_rpc_complete_prolog: a node's
+// PrologFlags=Alloc prolog ended. Only node daemons (root, SlurmUser)
+// report it.
+func (c *Controller) rpcCompleteProlog(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.CompleteProlog](r.Body)
+	if !c.Config().SuperUser(r.Identity.UID) {
+		c.log.Error(fmt.Sprintf("Security violation, REQUEST_COMPLETE_PROLOG from uid=%d", r.Identity.UID))
+		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
+	}
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, _ *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.PrologComplete(req, now)
+	})
+	if err != nil {
+		c.log.Info(fmt.Sprintf("_slurm_rpc_complete_prolog JobId=%d: %s ", req.JobID, slurmerr.Message(slurmerr.Code(err))))
+	}
+	return c.reply(out, err, rcOK)
 }
 
 func (c *Controller) epilogComplete(ctx context.Context, jobID uint32, node string, who jobs.Caller) {

@@ -57,7 +57,7 @@ var notYet = []msgtype.Type{
 	msgtype.REQUEST_COMPLETE_JOB_ALLOCATION, msgtype.REQUEST_STEP_COMPLETE, msgtype.REQUEST_COMPLETE_BATCH_SCRIPT,
 	msgtype.MESSAGE_EPILOG_COMPLETE, msgtype.REQUEST_TOP_JOB, msgtype.REQUEST_JOB_NOTIFY,
 	msgtype.REQUEST_UPDATE_JOB_STEP, msgtype.REQUEST_CREATE_NODE, msgtype.REQUEST_DELETE_NODE,
-	msgtype.REQUEST_BATCH_SCRIPT, msgtype.REQUEST_JOB_SBCAST_CRED,
+	msgtype.REQUEST_BATCH_SCRIPT, msgtype.REQUEST_JOB_SBCAST_CRED, msgtype.REQUEST_COMPLETE_PROLOG,
 }
 
 func (c *Controller) rpcNotYet(_ context.Context, r *server.Request) *server.Response {

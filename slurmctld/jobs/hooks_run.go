@@ -131,10 +131,12 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 		return m.finish(nil)
 	}
 	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
+	// job_config_fini: the PrologFlags=Alloc prolog comes only now.
+	actions := m.launchProlog(j, cl, now)
 	if j.Batch {
-		return m.finish([]Action{LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)}})
+		actions = append(actions, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
 	}
-	return m.finish(nil)
+	return m.finish(actions)
 }
 
 // prologFailed requeues the job (job_requeue as root), or, when that is

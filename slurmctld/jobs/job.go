@@ -164,6 +164,9 @@ type Job struct {
 	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16 `json:",omitempty"`
 	PlaneSize                                      uint16 `json:",omitempty"`
 	KillOnNodeFail                                 bool   `json:",omitempty"`
+	// PrologNodes are the nodes whose PrologFlags=Alloc prolog has not
+	// reported complete yet (node_bitmap_pr).
+	PrologNodes []string `json:",omitempty"`
 	// --signal=[{R|B}:]SIG[@TIME]: the signal, seconds before the end,
 	// and the KILL_JOB_* flags plus warnSent (warnsignal.go).
 	WarnSignal, WarnTime, WarnFlags uint16 `json:",omitempty"`

@@ -42,10 +42,13 @@ type Config struct {
 	// AllowSpecResourcesUsage: jobs may ask for --core-spec/--thread-spec;
 	// without it the request is dropped (the job shows CoreSpec=*).
 	AllowSpecResourcesUsage bool
-	MaxArraySize            uint32
-	MaxJobCount             uint32
-	ClusterName             string
-	Select                  msg.SelectPlugin
+	// Prolog is PrologFlags: Alloc (the prolog runs at allocation,
+	// REQUEST_LAUNCH_PROLOG), Contain (Alloc and an extern step), NoHold.
+	Prolog       PrologFlags
+	MaxArraySize uint32
+	MaxJobCount  uint32
+	ClusterName  string
+	Select       msg.SelectPlugin
 	// Users resolves a uid to its passwd entry and groups (the step and
 	// batch credentials carry them; AllowGroups needs the groups). nil, or
 	// an unknown uid: the numeric ids only.
@@ -84,6 +87,8 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	cfg.OverTimeLimit = uint32(c.OverTimeLimit)
 	cfg.SlurmUserID = slurmUID
 	cfg.AllowSpecResourcesUsage = c.AllowSpecResourcesUsage
+	cfg.Prolog = PrologFlags{Contain: c.PrologFlags.Has("Contain"), NoHold: c.PrologFlags.Has("NoHold")}
+	cfg.Prolog.Alloc = cfg.Prolog.Contain || c.PrologFlags.Has("Alloc")
 	switch strings.ToUpper(c.EnforcePartLimits) {
 	case "", "NO", "0":
 		cfg.EnforcePartLimits = EnforceNo

@@ -554,15 +554,16 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	if m.started(j, now) {
 		return nil // PrologSlurmctld runs first (PrologDone launches)
 	}
+	prolog := m.launchProlog(j, cl, now)
 	if j.Batch {
-		return []Action{LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)}}
+		return append(prolog, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
 	}
 	if j.AllocRespPort != 0 {
-		return []Action{SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.AllocRespPort, UID: j.UserID,
+		return append(prolog, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.AllocRespPort, UID: j.UserID,
 			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.RESPONSE_RESOURCE_ALLOCATION,
-			Msg: m.allocation(j)}}
+			Msg: m.allocation(j)})
 	}
-	return nil
+	return prolog
 }
 
 // isAcctDesc reports a state description part_policy_valid_acct gives.

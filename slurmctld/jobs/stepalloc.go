@@ -70,6 +70,9 @@ func (m *Manager) use(j *Job, cl *Cluster) jobUse {
 		u.cores[k] = make([]bool, nodeCores(j, cl, k))
 	}
 	for _, st := range j.Steps {
+		if st.ID == msg.StepIDExtern {
+			continue // PrologFlags=Contain's step holds nothing of the job
+		}
 		for _, k := range st.NodeIdxRanks(j) {
 			u.busy[k] = true
 		}

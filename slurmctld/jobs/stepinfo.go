@@ -65,10 +65,11 @@ func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now i
 	if len(st.NodeIdx) > 0 && nodeCount > 0 {
 		si.NodeInx = msg.BitmapOf(nodeCount, st.NodeIdx...)
 	}
-	if st.ID == msg.StepIDBatch {
-		// build_batch_step leaves the step's cpu_count at 0 and sets
-		// its TRES without the formatted string _pack_ctld_job_step_info
-		// sends: scontrol shows CPUs=0 TRES=(null).
+	if st.ID == msg.StepIDBatch || st.ID == msg.StepIDExtern {
+		// build_batch_step and build_extern_step leave the step's
+		// cpu_count at 0 and set its TRES without the formatted string
+		// _pack_ctld_job_step_info sends: scontrol shows CPUs=0
+		// TRES=(null).
 		si.NumCPUs = 0
 		return si
 	}
