@@ -92,11 +92,14 @@ func (cc *ctlCluster) showJobState(t *testing.T, id string) string {
 	return r.stdout + r.stderr
 }
 
-// settled: nothing is still in flight for the job: not COMPLETING, and
-// not a pending job the scheduler has not looked at since the last change
-// (Reason=None until a pass sets Priority, Resources, PartitionDown, ...).
+// settled: nothing is still in flight for the job: not COMPLETING, not
+// SIGNALING (a signal's delivery to the nodes under way; a loaded .ci/run
+// read it twice in a row after scancel -s CONT -b under real slurmctld),
+// and not a pending job the scheduler has not looked at since the last
+// change (Reason=None until a pass sets Priority, Resources,
+// PartitionDown, ...).
 func settled(s string) bool {
-	return !strings.Contains(s, "COMPLETING") &&
+	return !strings.Contains(s, "COMPLETING") && !strings.Contains(s, "SIGNALING") &&
 		!(strings.Contains(s, "JobState=PENDING") && strings.Contains(s, "Reason=None "))
 }
 
