@@ -100,7 +100,7 @@ func (c *Controller) runJobCompScript(s jobs.Script) {
 		s.Env = append(s.Env, "TZ="+tz)
 	}
 	cmd := exec.Command(s.Argv[0])
-	cmd.Env = s.Env
+	cmd.Env = cutNUL(s.Env)
 	cmd.Dir = "/tmp"
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -160,8 +160,9 @@ func runHook(s jobs.Script) (status int, out string, timedOut bool, err error) {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(s.Timeout)*time.Second)
 	}
 	defer cancel()
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Env = append([]string{}, s.Env...)
+	argv := cutNUL(s.Argv)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = cutNUL(s.Env)
 	cmd.Dir = "/"
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -194,4 +195,19 @@ func runHook(s jobs.Script) (status int, out string, timedOut bool, err error) {
 		return 0, "", false, werr
 	}
 	return status, strings.TrimRight(buf.String(), "\n"), timedOut, nil
+}
+
+// cutNUL cuts every string at its first NUL byte, as the C strings real
+// slurmctld passes to execve end there: a job name or comment sent with
+// an embedded NUL must not stop a site script from running (exec refuses
+// such arguments and environments).
+func cutNUL(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		if k := strings.IndexByte(s, 0); k >= 0 {
+			s = s[:k]
+		}
+		out[i] = s
+	}
+	return out
 }

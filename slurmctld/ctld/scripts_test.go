@@ -66,3 +66,10 @@ func TestAppendJobComp(t *testing.T) {
 		t.Errorf("%q %v", b, err)
 	}
 }
+
+func TestCutNUL(t *testing.T) {
+	got := cutNUL([]string{"SLURM_JOB_NAME=a\x00b", "plain", "\x00"})
+	if got[0] != "SLURM_JOB_NAME=a" || got[1] != "plain" || got[2] != "" {
+		t.Errorf("%q", got)
+	}
+}

@@ -43,6 +43,7 @@ func (m *Manager) deadlineMissed(j *Job, now int64, actions *[]Action) bool {
 	j.StateDesc = ""
 	j.StartTime, j.EndTime = now, now
 	m.touch(j, now)
+	m.ended(j, false, false, now) // job_completion_logger: mail, jobcomp
 	if !j.Batch && j.OtherPort != 0 {
 		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
 			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,

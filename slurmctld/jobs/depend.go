@@ -382,14 +382,20 @@ func (m *Manager) splitCorrespond(now int64) {
 			metas = append(metas, j)
 		}
 	}
+	if len(metas) == 0 {
+		return
+	}
+	pending := map[uint32]int{}
 	for _, meta := range metas {
-		pending := 0
-		for _, j := range m.jobs {
-			if j.ArrayJobID == meta.ArrayJobID && j.Pending() {
-				pending++
-			}
+		pending[meta.ArrayJobID] = 0
+	}
+	for _, j := range m.jobs {
+		if _, ok := pending[j.ArrayJobID]; ok && j.ArrayJobID != 0 && j.Pending() {
+			pending[j.ArrayJobID]++
 		}
-		if pending < corrSplitMax {
+	}
+	for _, meta := range metas {
+		if pending[meta.ArrayJobID] < corrSplitMax {
 			m.splitTask(meta, now)
 		}
 	}

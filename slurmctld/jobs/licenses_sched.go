@@ -1,8 +1,6 @@
 package jobs
 
 import (
-	"slices"
-
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
@@ -16,7 +14,7 @@ import (
 // out for their licenses.
 func (m *Manager) licensePass(cl *Cluster, dry bool) *LicenseUse {
 	if !dry {
-		m.licBlocked = m.licBlocked[:0]
+		m.licBlocked, m.licBlockedSet = m.licBlocked[:0], nil
 	}
 	return m.clusterLicenses(cl, true)
 }
@@ -30,7 +28,7 @@ func (m *Manager) licensesReady(j *Job, u *LicenseUse) bool {
 	if j.Licenses == "" || u.Test(j) == LicensesFree {
 		return true
 	}
-	m.licBlocked = append(m.licBlocked, j)
+	m.licBlocked, m.licBlockedSet = append(m.licBlocked, j), nil
 	return false
 }
 
@@ -86,7 +84,7 @@ func (m *Manager) licenseReasons(plan *sched.Plan, ids map[uint32]entry, now int
 			m.touch(j, now)
 		}
 	}
-	m.licBlocked = m.licBlocked[:0]
+	m.licBlocked, m.licBlockedSet = m.licBlocked[:0], nil
 }
 
 // ahead reports job a before job b in the queue: higher priority, then
@@ -161,7 +159,7 @@ func (m *Manager) skippedReason(j *Job, p sched.Pending) sched.Pending {
 	switch {
 	case j.Reason != ReasonNone:
 		p.Reason = sched.Reason(j.Reason)
-	case slices.Contains(m.licBlocked, j):
+	case m.isLicBlocked(j):
 		p.Reason = sched.ReasonNone
 	}
 	return p
@@ -180,4 +178,19 @@ func (m *Manager) submitLicenseReason(j *Job, cl *Cluster) {
 	if m.clusterLicenses(cl, false).Test(j) != LicensesFree {
 		j.Reason = ReasonNone
 	}
+}
+
+// isLicBlocked reports a job of m.licBlocked, through a set built once a
+// pass (a pass may ask for each of 10,000 skipped jobs).
+func (m *Manager) isLicBlocked(j *Job) bool {
+	if len(m.licBlocked) == 0 {
+		return false
+	}
+	if m.licBlockedSet == nil {
+		m.licBlockedSet = make(map[*Job]bool, len(m.licBlocked))
+		for _, b := range m.licBlocked {
+			m.licBlockedSet[b] = true
+		}
+	}
+	return m.licBlockedSet[j]
 }

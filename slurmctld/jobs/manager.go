@@ -214,7 +214,8 @@ type Manager struct {
 	logs []LogLine
 	// licBlocked are the jobs the pass in the making left out for
 	// their licenses (licenses_sched.go).
-	licBlocked []*Job
+	licBlocked    []*Job
+	licBlockedSet map[*Job]bool // isLicBlocked's index of licBlocked
 	// diag and lastPass are sdiag's figures (diagstats.go).
 	diag     DiagCounters
 	lastPass sched.PassStats

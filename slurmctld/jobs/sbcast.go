@@ -29,15 +29,17 @@ func (m *Manager) SbcastCred(req *msg.SelectedStep, c Caller, now int64) (*Sbcas
 		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
 	j := m.jobs[req.StepID.JobID]
+	// Another user's job answers USER_ID_MISSING whatever its state: the
+	// owner check overrides job_alloc_info's answer.
 	switch {
 	case j == nil:
 		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+	case j.UserID != c.UID && !m.privileged(c.UID):
+		return nil, serr(slurmerr.ESLURM_USER_ID_MISSING)
 	case j.Pending():
 		return nil, serr(slurmerr.ESLURM_JOB_PENDING)
 	case !j.Running():
 		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
-	case j.UserID != c.UID && !m.privileged(c.UID):
-		return nil, serr(slurmerr.ESLURM_USER_ID_MISSING)
 	}
 	nodes := j.nodeList()
 	stepID := j.NextStepID

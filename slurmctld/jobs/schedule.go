@@ -554,7 +554,12 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	if m.started(j, now) {
 		return nil // PrologSlurmctld runs first (PrologDone launches)
 	}
-	prolog := m.launchProlog(j, cl, now)
+	var prolog []Action
+	if !prologRunning(j) {
+		// launch_prolog waits for a running PrologSlurmctld
+		// (PrologDone sends it).
+		prolog = m.launchProlog(j, cl, now)
+	}
 	if j.Batch {
 		return append(prolog, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
 	}

@@ -365,6 +365,7 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	j.State = msg.JobPending | completing
 	j.RestartCnt++
 	j.WarnFlags &^= warnSent // --signal warns again in the next run
+	j.PreemptTime = 0        // batch_requeue_fini: a new run, not preempted
 	if len(j.Nodes) > 0 {
 		j.RanNodes = uint32(len(j.Nodes))
 	}

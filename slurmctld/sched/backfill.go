@@ -26,6 +26,11 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 
 	failNow := map[string][]shape{}
 	failWin := map[string][]shape{}
+	// failPreempt: shapes a preemption search found nothing for in this
+	// pass. Searches only ever lose candidates as the pass preempts, so
+	// a job of the same class and a shape no smaller is not searched
+	// again (each search builds what-if states of the whole cluster).
+	failPreempt := map[string][]shape{}
 	perUser := map[uint32]int{}
 	perPart := make([]int, len(c.snap.Partitions))
 	resvPart := make([]int, len(c.snap.Partitions))
@@ -99,9 +104,12 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			// did not reach (bf_licenses).
 			o.setReason(why)
 		}
-		if why == ReasonResources && c.preemptBackfill(j, e.pi, starts) {
-			o.reason, o.desc = ReasonResources, "" // select_nodes' NODES_BUSY
-			continue
+		if why == ReasonResources && c.mayPreemptFor(j) && !dominated(failPreempt[key], sh) {
+			if c.preemptBackfill(j, e.pi, starts) {
+				o.reason, o.desc = ReasonResources, "" // select_nodes' NODES_BUSY
+				continue
+			}
+			failPreempt[key] = addShape(failPreempt[key], sh)
 		}
 		if why != ReasonResources || dominated(failWin[key], sh) {
 			// Jobs that can never run here as things are (bad

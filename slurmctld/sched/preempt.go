@@ -350,13 +350,8 @@ func preemptees(prefix []preemptCand, nodes []int) []uint32 {
 // preemption is on and some lower tier jobs make room (the main pass calls
 // it for a job that waits for resources). It reports whether it did.
 func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) bool {
-	if !c.snap.Config.Preempt.Enabled || j.PreemptWait {
+	if !c.mayPreemptFor(j) {
 		return false
-	}
-	for _, p := range c.preempts {
-		if p.JobID == j.JobID {
-			return false // one preemption a job a pass
-		}
 	}
 	ids := c.preemptFor(j, pi, mask, starts, c.preemptTaken)
 	if len(ids) == 0 {
@@ -369,6 +364,21 @@ func (c *cluster) preempt(j *Job, pi int, mask *bitset.BitSet, starts []Start) b
 		c.preemptTaken[id] = true
 	}
 	c.preempts = append(c.preempts, Preemption{JobID: j.JobID, Partition: c.snap.Partitions[pi].Name, Preemptees: ids})
+	return true
+}
+
+// mayPreemptFor reports whether a preemption search for j may run: with
+// preemption on, not while jobs preempted for it a moment ago are still
+// going (PreemptWait), and once a job a pass.
+func (c *cluster) mayPreemptFor(j *Job) bool {
+	if !c.snap.Config.Preempt.Enabled || j.PreemptWait {
+		return false
+	}
+	for _, p := range c.preempts {
+		if p.JobID == j.JobID {
+			return false
+		}
+	}
 	return true
 }
 
