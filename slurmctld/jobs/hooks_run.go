@@ -131,6 +131,12 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 		return m.finish(nil)
 	}
 	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
+	// job_config_fini (_job_time_limit_incr): the time spent configuring
+	// does not come out of the job's limit.
+	if delta := now - j.StartTime; delta != 0 && m.timeLimit(j, cl) != Infinite {
+		m.logf(slog.Level(-2), "Extending JobId=%d time limit by %d secs for configuration", j.ID, delta)
+		j.EndTime = now + m.limitSeconds(j, cl)
+	}
 	// job_config_fini: the PrologFlags=Alloc prolog comes only now.
 	actions := m.launchProlog(j, cl, now)
 	if j.Batch {

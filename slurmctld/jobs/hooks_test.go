@@ -331,3 +331,20 @@ func TestHooksNodeFailRequeue(t *testing.T) {
 		t.Errorf("restarts %d state %#x", j.RestartCnt, j.State)
 	}
 }
+
+// TestPrologSlurmctldExtendsLimit: the time PrologSlurmctld ran does not
+// come out of the job's limit (job_config_fini's _job_time_limit_incr).
+func TestPrologSlurmctldExtendsLimit(t *testing.T) {
+	m := hookManager(HookConfig{PrologSlurmctld: "/etc/prolog"})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.TimeLimit = 10
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	if _, err := m.PrologDone(id, 0, false, cl, t0+45); err != nil {
+		t.Fatal(err)
+	}
+	if j := m.Job(id); j.EndTime != t0+45+600 {
+		t.Errorf("end time %d, want the start of the run (prolog end) + 10 minutes %d", j.EndTime, t0+45+600)
+	}
+}
