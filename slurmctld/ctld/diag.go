@@ -298,16 +298,11 @@ func (d *diagStats) setBFActive(on bool) {
 	d.mu.Unlock()
 }
 
-// batchFailed reports a batch completion whose slurm_rc slurmctld counts
-// as a failed job: any error but the races and the non-fatal ones (those
-// that do not drain the node either).
-func batchFailed(slurmRC uint32) bool { return jobs.BatchFailure(slurmRC) }
-
 // countBatchComplete counts a REQUEST_COMPLETE_BATCH_SCRIPT as
 // _slurm_rpc_complete_batch_script does: failed when slurmd could not run
 // the script, completed when the completion was processed.
 func (c *Controller) countBatchComplete(req *msg.CompleteBatchScript, err error) {
-	if batchFailed(req.SlurmRC) {
+	if jobs.BatchFailure(req.SlurmRC) {
 		c.diag.stats.jobFailed()
 	}
 	if err == nil {

@@ -161,7 +161,7 @@ func TestBatchFailed(t *testing.T) {
 		{slurmerr.SLURM_ERROR, true},
 		{4000, true}, // ESLURMD_KILL_TASK_FAILED and the like
 	} {
-		if got := batchFailed(uint32(int32(tc.rc))); got != tc.want {
+		if got := jobs.BatchFailure(uint32(int32(tc.rc))); got != tc.want {
 			t.Errorf("slurm_rc %d: failed %v, want %v", tc.rc, got, tc.want)
 		}
 	}

@@ -1,9 +1,7 @@
 package ctld
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
@@ -19,27 +17,6 @@ import (
 type resvNodeCores struct {
 	Node  string
 	Cores []uint16
-}
-
-// coreIDs formats a core list as bit_fmt_range does ("0-1,3").
-func coreIDs(cores []uint16) string {
-	var b strings.Builder
-	for i := 0; i < len(cores); {
-		j := i
-		for j+1 < len(cores) && cores[j+1] == cores[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", cores[i], cores[j])
-		} else {
-			fmt.Fprintf(&b, "%d", cores[i])
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // nodeCoreCount is a node's core count (tot_cores).
@@ -341,7 +318,7 @@ func (r *resvRec) coreSpec() []msg.ResvCoreSpec {
 	}
 	out := make([]msg.ResvCoreSpec, 0, len(r.Cores))
 	for _, rc := range r.Cores {
-		out = append(out, msg.ResvCoreSpec{NodeName: msg.Str(rc.Node), CoreID: msg.Str(coreIDs(rc.Cores))})
+		out = append(out, msg.ResvCoreSpec{NodeName: msg.Str(rc.Node), CoreID: msg.Str(cpuListOf(rc.Cores, 1))})
 	}
 	return out
 }

@@ -206,7 +206,7 @@ func TestResvCorePersist(t *testing.T) {
 	views := c2.jobReservations()
 	c2.mu.RUnlock()
 	for _, v := range views {
-		if v.Name == "a" && (len(v.Cores) != 1 || !equalStrings([]string{coreIDs(v.Cores[0])}, []string{"0-1"})) {
+		if v.Name == "a" && (len(v.Cores) != 1 || !equalStrings([]string{cpuListOf(v.Cores[0], 1)}, []string{"0-1"})) {
 			t.Errorf("scheduler view of a: %v", v.Cores)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/goslurm/goslurm/protocol/msg"
-	"github.com/goslurm/goslurm/protocol/msgtype"
 )
 
 // ReasonDeadline is FAIL_DEADLINE ("DeadLine").
@@ -45,9 +44,7 @@ func (m *Manager) deadlineMissed(j *Job, now int64, actions *[]Action) bool {
 	m.touch(j, now)
 	m.ended(j, false, false, now) // job_completion_logger: mail, jobcomp
 	if !j.Batch && j.OtherPort != 0 {
-		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
-			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
-			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
+		*actions = append(*actions, srunJobComplete(j))
 	}
 	return true
 }

@@ -270,9 +270,7 @@ func (m *Manager) cancelPending(j *Job, now int64, desc string, actions *[]Actio
 	m.touch(j, now)
 	m.ended(j, false, false, now)
 	if !j.Batch && j.OtherPort != 0 && actions != nil {
-		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
-			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
-			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
+		*actions = append(*actions, srunJobComplete(j))
 	}
 }
 
@@ -309,11 +307,17 @@ func (m *Manager) terminate(j *Job, cl *Cluster, t msgtype.Type, now int64) []Ac
 		j.State &^= msg.JobCompleting
 	}
 	if !j.Batch && j.OtherPort != 0 {
-		out = append(out, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
-			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
-			Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}})
+		out = append(out, srunJobComplete(j))
 	}
 	return out
+}
+
+// srunJobComplete tells an interactive job's srun or salloc that the job
+// is over (srun_job_complete / srun_allocate_abort).
+func srunJobComplete(j *Job) SrunMessage {
+	return SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+		ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_JOB_COMPLETE,
+		Msg: &msg.SrunJobCompleteMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}}}
 }
 
 // Requeue handles REQUEST_JOB_REQUEUE (scontrol requeue / requeuehold, and

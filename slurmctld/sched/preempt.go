@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,7 +166,7 @@ func (c *cluster) preemptCandidates(pi int, taken map[uint32]bool) []preemptCand
 	}
 	if pc.YoungestFirst {
 		slices.SortStableFunc(out, func(x, y preemptCand) int {
-			return cmpDesc(x.a.Start, y.a.Start)
+			return cmp.Compare(y.a.Start, x.a.Start) // youngest first
 		})
 	} else {
 		slices.SortStableFunc(out, func(x, y preemptCand) int {
@@ -179,16 +180,6 @@ func (c *cluster) preemptCandidates(pi int, taken map[uint32]bool) []preemptCand
 		})
 	}
 	return out
-}
-
-func cmpDesc(a, b int64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }
 
 // removable reports a candidate _run_now may take away: its mode is
