@@ -82,6 +82,15 @@ func BenchmarkJobInfo10k(b *testing.B) {
 			}
 		}
 	})
+	b.Run("decode-shared", func(b *testing.B) {
+		b.SetBytes(int64(len(wire)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Decode(pack.NewSharedReader(wire), codec.Version2205); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encode", func(b *testing.B) {
 		b.SetBytes(int64(len(wire)))
 		b.ReportAllocs()

@@ -100,38 +100,65 @@ func BitmapOf(nbits int, set ...int) HexBitmap {
 
 // Bits returns the indexes of the set bits below NBits, in increasing order.
 func (b HexBitmap) Bits() ([]int, error) {
-	if b.Null || b.NBits == 0 {
-		return nil, nil
+	if err := b.check(); err != nil || b.Null || b.NBits == 0 {
+		return nil, err
 	}
-	h := b.Hex.Value
-	if len(h) >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X') {
-		h = h[2:]
-	}
+	h := hexDigits(b.Hex.Value)
 	var out []int
 	for k := 0; k < len(h); k++ {
-		c := h[len(h)-1-k]
-		var v int
-		switch {
-		case c >= '0' && c <= '9':
-			v = int(c - '0')
-		case c >= 'A' && c <= 'F':
-			v = int(c-'A') + 10
-		case c >= 'a' && c <= 'f':
-			v = int(c-'a') + 10
-		default:
-			return nil, fmt.Errorf("msg: bad hex digit %q in bitmap", c)
-		}
+		v := hexValue(h[len(h)-1-k])
 		for j := 0; j < 4; j++ {
 			if v&(1<<j) != 0 {
-				i := k*4 + j
-				if i >= int(b.NBits) {
-					return nil, fmt.Errorf("msg: bitmap bit %d beyond size %d", i, b.NBits)
-				}
-				out = append(out, i)
+				out = append(out, k*4+j)
 			}
 		}
 	}
 	return out, nil
+}
+
+// check reports what Bits would fail on, without building the list: a
+// reply of 10,000 jobs carries as many bitmaps.
+func (b HexBitmap) check() error {
+	if b.Null || b.NBits == 0 {
+		return nil
+	}
+	h := hexDigits(b.Hex.Value)
+	for k := 0; k < len(h); k++ {
+		c := h[len(h)-1-k]
+		v := hexValue(c)
+		if v < 0 {
+			return fmt.Errorf("msg: bad hex digit %q in bitmap", c)
+		}
+		if v == 0 || k*4+3 < int(b.NBits) {
+			continue
+		}
+		for j := 0; j < 4; j++ {
+			if i := k*4 + j; v&(1<<j) != 0 && i >= int(b.NBits) {
+				return fmt.Errorf("msg: bitmap bit %d beyond size %d", i, b.NBits)
+			}
+		}
+	}
+	return nil
+}
+
+func hexDigits(h string) string {
+	if len(h) >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X') {
+		return h[2:]
+	}
+	return h
+}
+
+// hexValue is the digit's value, -1 for a byte that is not one.
+func hexValue(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return -1
 }
 
 // KeyPair is one config_key_pair_t: a name and its value.
@@ -211,7 +238,7 @@ func (d *decoder) bitmap(p *HexBitmap) {
 	}
 	// Slurm parses the text into a bitmap of n bits and fails the unpack
 	// when it does not fit.
-	if _, err := p.Bits(); err != nil || !p.Hex.Valid {
+	if err := p.check(); err != nil || !p.Hex.Valid {
 		d.r.Fail(fmt.Errorf("msg: malformed bitmap %q (%d bits): %v", p.Hex.Value, n, err))
 	}
 }

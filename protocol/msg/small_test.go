@@ -370,6 +370,21 @@ func TestBitmap(t *testing.T) {
 	if _, err := (HexBitmap{NBits: 2, Hex: Str("0xg")}).Bits(); err == nil {
 		t.Error("bad digit accepted")
 	}
+	// The decoder's check agrees with Bits at the edges of the last digit.
+	for _, c := range []struct {
+		hex  string
+		bits uint32
+		ok   bool
+	}{
+		{"0x10", 5, true}, {"0x10", 4, false}, {"0x0010", 5, true}, {"0x8", 4, true},
+		{"0x9", 3, false}, {"0x1", 1, true}, {"0X1f", 5, true}, {"0x20", 5, false}, {"0x1G", 8, false},
+	} {
+		b := HexBitmap{NBits: c.bits, Hex: Str(c.hex)}
+		_, berr := b.Bits()
+		if cerr := b.check(); (cerr == nil) != c.ok || (berr == nil) != c.ok {
+			t.Errorf("%s/%d: check %v, Bits %v, want ok=%v", c.hex, c.bits, cerr, berr, c.ok)
+		}
+	}
 	// A bitmap that does not fit fails the decode as in Slurm.
 	p := PartitionInfoResponse{Partitions: []Partition{{NodeInx: HexBitmap{NBits: 1, Hex: Str("0xF")}}}}
 	var w pack.Writer

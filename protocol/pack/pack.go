@@ -145,12 +145,24 @@ type Reader struct {
 	data []byte
 	off  int
 	err  error
+
+	// shared, when set, is a string copy of data that strings are cut
+	// from (see NewSharedReader).
+	shared string
 }
 
 // NewReader returns a reader over data. The reader does not copy data; byte
 // slices it returns are copies (except Unread's), strings are independent
 // of data.
 func NewReader(data []byte) *Reader { return &Reader{data: data} }
+
+// NewSharedReader is NewReader for a large reply read once: it copies data
+// into one string and every string it returns is a substring of it, so
+// that decoding 10,000 job records costs one allocation for their
+// strings instead of one per string. A single retained string keeps the
+// whole copy alive, so a long-lived process that keeps a few strings of a
+// big body should use NewReader.
+func NewSharedReader(data []byte) *Reader { return &Reader{data: data, shared: string(data)} }
 
 // Err returns the first error met, or nil.
 func (r *Reader) Err() error { return r.err }
@@ -280,6 +292,9 @@ func (r *Reader) OptStr() (s string, ok bool) {
 	if p[n-1] != 0 {
 		r.Fail(fmt.Errorf("%w at offset %d", ErrNoNul, r.off-n))
 		return "", false
+	}
+	if r.shared != "" {
+		return r.shared[r.off-n : r.off-1], true
 	}
 	return string(p[:n-1]), true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -221,4 +222,31 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("offset %d past data %d", r.Offset(), len(data))
 		}
 	})
+}
+
+// A shared reader returns the same values as a plain one, and its strings
+// do not change when the body it read from is reused.
+func TestSharedReader(t *testing.T) {
+	var w Writer
+	w.Str("alpha")
+	w.OptStr("", false)
+	w.Str("")
+	w.StrArray([]string{"x", "yz"})
+	w.U32(7)
+	body := w.Bytes()
+	read := func(r *Reader) []any {
+		return []any{r.Str(), r.Str(), r.Str(), r.StrArray(), r.U32(), r.Done()}
+	}
+	plain := read(NewReader(body))
+	shared := read(NewSharedReader(body))
+	if !reflect.DeepEqual(plain, shared) {
+		t.Fatalf("shared reader read %q, plain %q", shared, plain)
+	}
+	clear(body)
+	if shared[0] != "alpha" || !reflect.DeepEqual(shared[3], []string{"x", "yz"}) {
+		t.Errorf("shared strings changed with the body: %q", shared)
+	}
+	if _, ok := NewSharedReader([]byte{0, 0, 0, 2, 'a', 'b'}).OptStr(); ok {
+		t.Error("string without NUL accepted")
+	}
 }

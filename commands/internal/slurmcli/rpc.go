@@ -79,7 +79,9 @@ func (c *Conn) DecodeReply(f *codec.Frame) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%v: no codec", mt)
 	}
-	rd := pack.NewReader(f.Body)
+	// A command decodes a reply once and exits or drops it: its strings
+	// may share one copy of the body.
+	rd := pack.NewSharedReader(f.Body)
 	v, err := dc.Decode(rd, f.Header.Version)
 	if err == nil {
 		err = rd.Done()
