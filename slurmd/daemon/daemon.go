@@ -26,6 +26,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/forward"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/server"
+	"github.com/goslurm/goslurm/slurmd/bcast"
 )
 
 // SlurmVersion is the release string registration reports.
@@ -72,6 +73,7 @@ type Daemon struct {
 	clock func() time.Time
 	steps Steps
 	creds *credState
+	bcast *bcast.Service
 	srv   *server.Server
 	cd    *codec.Codec
 
@@ -122,6 +124,7 @@ func New(opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("cannot restore credential state: %w", err)
 	}
 	d.creds = cs
+	d.bcast = d.newBcast()
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.setConfig(opts.Config)
 	d.srv = &server.Server{

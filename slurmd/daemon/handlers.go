@@ -39,6 +39,7 @@ func (d *Daemon) mux() server.Mux {
 		msgtype.REQUEST_SIGNAL_TASKS:             h(d.rpcSignalTasks),
 		msgtype.REQUEST_TERMINATE_TASKS:          h(d.rpcSignalTasks),
 		msgtype.REQUEST_SUSPEND_INT:              h(d.rpcSuspendInt),
+		msgtype.REQUEST_FILE_BCAST:               h(d.rpcFileBcast),
 	}
 }
 
@@ -62,6 +63,8 @@ func (d *Daemon) rpcPing(_ context.Context, r *server.Request) *server.Response 
 		Body: msg.PingSlurmdResponse{CPULoad: st.CPULoad, FreeMem: st.FreeMem}}
 	reg := r.Header.MsgType == msgtype.REQUEST_NODE_REGISTRATION_STATUS
 	resp.After = func(err error) {
+		// Stalled file transfers go on each ping, as in slurmd.
+		d.bcast.Cleanup()
 		// If the reply did not get through, slurmd registers in the
 		// hope of not being marked down.
 		if reg || err != nil {

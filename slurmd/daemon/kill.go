@@ -113,7 +113,11 @@ func (d *Daemon) terminate(kind msgtype.Type, req *msg.KillJob) {
 	rc := uint32(0)
 	// The purge timer starts once; if it already ran, the epilog has
 	// been run for this job before.
-	if err := d.creds.beginExpiration(job); err != nil {
+	expErr := d.creds.beginExpiration(job)
+	if expErr == nil {
+		d.bcast.JobEnded(job)
+	}
+	if err := expErr; err != nil {
 		d.log.Debug(fmt.Sprintf("Not running epilog for jobid %d: %v", job, err))
 	} else if err := d.runEpilog(req); err != nil {
 		d.log.Error(fmt.Sprintf("epilog failed for JobId=%d: %v", job, err))
@@ -134,6 +138,8 @@ func (d *Daemon) terminate(kind msgtype.Type, req *msg.KillJob) {
 func (d *Daemon) finishTermination(job uint32) {
 	if err := d.creds.beginExpiration(job); err != nil {
 		d.log.Debug(fmt.Sprintf("JobId=%d: %v", job, err))
+	} else {
+		d.bcast.JobEnded(job)
 	}
 	d.mu.Lock()
 	delete(d.terminating, job)
