@@ -20,7 +20,7 @@ import (
 // ESLURMD_INVALID_JOB_CREDENTIAL, as slurmd does.
 var (
 	ErrCredExpired    = errors.New("sbcast credential expired")
-	ErrCredReplayed   = errors.New("Credential replayed")
+	ErrCredReplayed   = errors.New("credential replayed")
 	ErrCredNotCached  = errors.New("signature not in cache")
 	ErrCredWrongNode  = errors.New("node not in the credential's host list")
 	ErrCredWrongUser  = errors.New("credential for another uid/gid")

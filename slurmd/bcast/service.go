@@ -110,6 +110,10 @@ func (s *Service) Handle(ctx context.Context, req *msg.FileBcast, caller Caller)
 			s.log().Error(fmt.Sprintf("Security violation: sbcast_cred from %d has bad hostset %s", caller.UID, req.Cred.Nodes.Value))
 		case errors.Is(err, ErrCredWrongUser), errors.Is(err, ErrCredBadNodeSet):
 			s.log().Error(err.Error())
+		case errors.Is(err, ErrCredReplayed):
+			// munged's wording, which real slurmd logs here.
+			s.log().Error("sbcast_cred verify: Credential replayed")
+			s.log().Error(fmt.Sprintf("Security violation: Invalid sbcast_cred from uid %d", caller.UID))
 		default:
 			s.log().Error(fmt.Sprintf("sbcast_cred verify: %v", err))
 			s.log().Error(fmt.Sprintf("Security violation: Invalid sbcast_cred from uid %d", caller.UID))
@@ -305,7 +309,7 @@ func decompress(req *msg.FileBcast) ([]byte, error) {
 		}
 		return DecompressLZ4(req.Block, int(req.UncompLen))
 	}
-	return nil, fmt.Errorf("bcast_decompress_data: compression type %d not supported.", req.Compress)
+	return nil, fmt.Errorf("bcast_decompress_data: compression type %d not supported", req.Compress)
 }
 
 // Cleanup drops transfers and library directories idle for longer than
