@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"strings"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/codec"
@@ -36,4 +37,21 @@ func (d *Daemon) rpcFileBcast(ctx context.Context, r *server.Request) *server.Re
 		return server.RC(slurmerr.ESLURM_PROTOCOL_INCOMPLETE_PACKET)
 	}
 	return server.RC(d.bcast.Handle(ctx, &req, bcast.Caller{UID: r.Identity.UID, GID: r.Identity.GID}))
+}
+
+// libdirFixup is _handle_libdir_fixup: when the step's executable came
+// with srun --bcast --send-libs, its library directory goes first in the
+// tasks' LD_LIBRARY_PATH.
+func (d *Daemon) libdirFixup(req *msg.LaunchTasksRequest) {
+	dir, ok := d.bcast.LibDir(req.UID, req.StepID.JobID, req.StepID.StepID)
+	if !ok {
+		return
+	}
+	for i, e := range req.Env {
+		if v, found := strings.CutPrefix(e.Value, "LD_LIBRARY_PATH="); found {
+			req.Env[i] = msg.Str("LD_LIBRARY_PATH=" + dir + ":" + v)
+			return
+		}
+	}
+	req.Env = append(req.Env, msg.Str("LD_LIBRARY_PATH="+dir))
 }

@@ -108,3 +108,60 @@ func TestFileBcastRPC(t *testing.T) {
 		t.Errorf("revoked job: rc %d", rc)
 	}
 }
+
+// TestLibdirFixup: a step whose executable came with --send-libs gets
+// its library directory first in LD_LIBRARY_PATH, as _handle_libdir_fixup.
+func TestLibdirFixup(t *testing.T) {
+	user := uint32(os.Geteuid())
+	if user == 0 {
+		user = 65534
+	} else if uint32(os.Getegid()) != user {
+		t.Skip("needs a user whose gid equals its uid")
+	}
+	r := newRig(t, rigOpts{})
+	dir, err := os.MkdirTemp("", "bcast-libs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, int(user), int(user)); err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := jobcred.NewHMACSigner(credKey)
+	c := msg.SbcastCred{Ctime: r.now.Unix(), Expiration: r.now.Unix() + 600, JobID: 3, StepID: 2,
+		UID: user, GID: user, GIDs: []uint32{user}, Nodes: msg.Str("n1")}
+	body, _ := c.SignedBytes(codec.Current)
+	c.Signature, _ = signer.Sign(context.Background(), body)
+	exe := filepath.Join(dir, "prog")
+	if rc := r.rc(user, msgtype.REQUEST_FILE_BCAST, msg.FileBcast{BlockNo: 1, Flags: msg.FileBcastExe | msg.FileBcastLastBlock,
+		Modes: 0o100755, Fname: msg.Str(exe), Block: []byte("x"), UncompLen: 1, Cred: c}); rc != 0 {
+		t.Fatalf("rc %d", rc)
+	}
+	for _, x := range []struct {
+		step uint32
+		env  []string
+		want string
+	}{
+		{2, []string{"A=1"}, "LD_LIBRARY_PATH=" + exe + "_libs"},
+		{2, []string{"LD_LIBRARY_PATH=/opt/lib"}, "LD_LIBRARY_PATH=" + exe + "_libs:/opt/lib"},
+		{1, []string{"LD_LIBRARY_PATH=/opt/lib"}, "LD_LIBRARY_PATH=/opt/lib"},
+	} {
+		req := msg.LaunchTasksRequest{UID: user, StepID: msg.StepID{JobID: 3, StepID: x.step}}
+		for _, e := range x.env {
+			req.Env = append(req.Env, msg.Str(e))
+		}
+		r.d.libdirFixup(&req)
+		got := ""
+		for _, e := range req.Env {
+			if len(e.Value) > 16 && e.Value[:16] == "LD_LIBRARY_PATH=" {
+				got = e.Value
+			}
+		}
+		if got != x.want {
+			t.Errorf("step %d env %v: %q, want %q", x.step, x.env, got, x.want)
+		}
+	}
+}

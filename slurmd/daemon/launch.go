@@ -63,6 +63,7 @@ func (d *Daemon) rpcLaunchTasks(ctx context.Context, r *server.Request) *server.
 		d.log.Info(fmt.Sprintf("Job %d already killed, do not launch %v", job, stepName(req.StepID)))
 		return server.RCMsg(0, "")
 	}
+	d.libdirFixup(&req)
 	if err := d.steps.LaunchTasks(ctx, &req, r.Identity, r.Origin); err != nil {
 		d.log.Error(fmt.Sprintf("launch task %v: %v", stepName(req.StepID), err))
 		return server.RCMsg(errCode(err), "")

@@ -340,6 +340,11 @@ func (ts *taskStep) startTask(i int, gtid uint32, sio *srunIO, stdins map[uint32
 	if len(in.Argv) == 0 {
 		return nil, fmt.Errorf("stepd: no command to run")
 	}
+	// srun --bcast to a directory: the file slurmd wrote there
+	// (REQUEST_FILE_BCAST names it the same way).
+	if strings.HasSuffix(in.Argv[0], "/") {
+		in.Argv[0] += fmt.Sprintf("slurm_bcast_%d.%d_%s", req.StepID.JobID, req.StepID.StepID, ts.cfg.NodeName)
+	}
 	in.Script = in.Argv[0]
 	var closeAfter []*os.File
 	defer func() {

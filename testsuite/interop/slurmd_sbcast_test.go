@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,7 +162,24 @@ func sbcastScenario(t *testing.T, r sbcastRig, node string) string {
 	fmt.Fprintf(&b, "libs: %s %q\n", describe(filepath.Join(dst, "prog_libs"), false), libs)
 	sb("send-libs again, -f", "-f", "--send-libs", "--exclude=none", exe, filepath.Join(dst, "prog"))
 
+	// srun --bcast to a directory, with the libraries: the task runs the
+	// copy, with its library directory first in LD_LIBRARY_PATH.
+	bdir := mk(filepath.Join(base, "srun"), nobodyID, 0o755)
+	out, errOut, code := r.runAs(nobodyID, nobodyID, "srun", "-N1", "-n1", "-w", node, "--bcast="+bdir+"/",
+		"--send-libs", "--bcast-exclude=none", "env")
+	fmt.Fprintf(&b, "== srun --bcast --send-libs\n%s-- exit %d\n", errOut, code)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "LD_LIBRARY_PATH=") {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+	}
+	ents, _ := os.ReadDir(bdir)
+	for _, e := range ents {
+		fmt.Fprintf(&b, "%s %s\n", e.Name(), describe(filepath.Join(bdir, e.Name()), false))
+	}
+
 	s := b.String()
+	s = regexp.MustCompile(`slurm_bcast_\d+\.\d+_`+node).ReplaceAllString(s, "slurm_bcast_JOB.STEP_NODE")
 	s = strings.ReplaceAll(s, base, "BASE")
 	s = strings.ReplaceAll(s, "("+node+")", "(NODE)")
 	return s
