@@ -66,8 +66,12 @@ func DecompressLZ4(src []byte, n int) ([]byte, error) {
 		if ml > n-len(dst) {
 			return nil, fmt.Errorf("%w: match past the end", ErrLZ4)
 		}
-		// Byte by byte: a match may overlap its own output.
 		start := len(dst) - off
+		if off >= ml {
+			dst = append(dst, dst[start:start+ml]...)
+			continue
+		}
+		// The match overlaps its own output: the last off bytes repeat.
 		for k := 0; k < ml; k++ {
 			dst = append(dst, dst[start+k])
 		}

@@ -5,6 +5,7 @@ package interop
 // to each, and the outputs, exit codes and resulting files compared.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -236,6 +237,64 @@ func TestSlurmdSbcast(t *testing.T) {
 		t.Errorf("real slurmd:\n%s\nours:\n%s", want, got)
 		t.Logf("our slurmd's log:\n%s", c.Log("n1"))
 	}
+
+	t.Run("two nodes, relayed by ours", func(t *testing.T) {
+		// Fan-out 1: the block goes to n1 (ours), which forwards it to
+		// n2 and answers for both.
+		job := submit(t, c, "/", nil, "--uid=nobody", "--gid=nogroup", "-N2", "-o", "/dev/null", "--wrap", "sleep 300")
+		defer rig.cancel(job)
+		waitJob(t, c, job, []string{"RUNNING"}, 60*time.Second)
+		dir := filepath.Join(c.Dir, "sbcast-n1", "dst")
+		src := filepath.Join(c.Dir, "sbcast-n1", "src", "payload")
+		out, errOut, code := rig.runAs(nobodyID, nobodyID, "sbcast", "-f", "-F", "1", "-s", "100k", "-j", job, src, filepath.Join(dir, "both"))
+		if code != 0 {
+			t.Fatalf("sbcast: exit %d\n%s%s", code, out, errOut)
+		}
+		if a, b := describe(src, false), describe(filepath.Join(dir, "both"), false); a != b {
+			t.Errorf("copy %s, source %s", b, a)
+		}
+		if !strings.Contains(c.Log("n2"), "fname="+filepath.Join(dir, "both")+" ") {
+			t.Error("the real slurmd behind ours did not get the file")
+		}
+		if n := count(c.Log("n1"), "Security violation"); n != 0 {
+			t.Errorf("%d security violations logged by ours", n)
+		}
+	})
+
+	t.Run("64 MB, timed", func(t *testing.T) {
+		src := filepath.Join(c.Dir, "sbcast-n1", "src", "big")
+		big := make([]byte, 64<<20)
+		for i := range big {
+			big[i] = byte(i * 7 / 5)
+		}
+		if err := os.WriteFile(src, big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(src, nobodyID, nobodyID); err != nil {
+			t.Fatal(err)
+		}
+		for _, node := range []string{"n2", "n1"} {
+			job := rig.job(t, node)
+			for _, comp := range []string{"none", "lz4"} {
+				start := time.Now()
+				dst := filepath.Join(c.Dir, "sbcast-n1", "dst", "big-"+node+"-"+comp)
+				_, errOut, code := rig.runAs(nobodyID, nobodyID, "sbcast", "--compress="+comp, "-j", job, src, dst)
+				took := time.Since(start)
+				if code != 0 {
+					t.Errorf("%s %s: exit %d %s", node, comp, code, errOut)
+				}
+				if a, b := describe(src, false), describe(dst, false); a != b {
+					t.Errorf("%s %s: copy %s, source %s", node, comp, b, a)
+				}
+				if got, err := os.ReadFile(dst); err != nil || !bytes.Equal(got, big) {
+					t.Errorf("%s %s: content differs (%v)", node, comp, err)
+				}
+				os.Remove(dst)
+				t.Logf("sbcast of 64 MB (compress=%s) to %s slurmd: %v", comp, map[string]string{"n1": "our", "n2": "real"}[node], took.Round(time.Millisecond))
+			}
+			rig.cancel(job)
+		}
+	})
 }
 
 // TestSlurmdSbcastOurCtld: the same with our slurmctld (and its sbcast
