@@ -108,8 +108,10 @@ func (s *Service) Handle(ctx context.Context, req *msg.FileBcast, caller Caller)
 		switch {
 		case errors.Is(err, ErrCredWrongNode):
 			s.log().Error(fmt.Sprintf("Security violation: sbcast_cred from %d has bad hostset %s", caller.UID, req.Cred.Nodes.Value))
-		case errors.Is(err, ErrCredWrongUser), errors.Is(err, ErrCredBadNodeSet):
-			s.log().Error(err.Error())
+		case errors.Is(err, ErrCredWrongUser):
+			s.log().Error("Security violation: " + strings.TrimPrefix(err.Error(), ErrCredWrongUser.Error()+": "))
+		case errors.Is(err, ErrCredBadNodeSet):
+			s.log().Error(fmt.Sprintf("Unable to parse sbcast_cred hostlist %s", req.Cred.Nodes.Value))
 		case errors.Is(err, ErrCredReplayed):
 			// munged's wording, which real slurmd logs here.
 			s.log().Error("sbcast_cred verify: Credential replayed")
