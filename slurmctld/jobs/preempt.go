@@ -89,6 +89,11 @@ func (m *Manager) preemptJob(j *Job, cl *Cluster, now int64) []Action {
 	} else if now < j.EndTime {
 		return nil
 	}
+	return m.preemptNow(j, cl, now)
+}
+
+// preemptNow requeues or ends a job preempted now (no grace time left).
+func (m *Manager) preemptNow(j *Job, cl *Cluster, now int64) []Action {
 	j.PreemptTime = now
 	if preemptMode(j, cl) == sched.PreemptRequeue && j.Batch && j.Requeue {
 		j.Completing = append([]string(nil), j.Nodes...)

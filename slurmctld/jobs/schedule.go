@@ -100,6 +100,10 @@ func newCPUs(held *[]uint64, j *Job, k int) uint32 {
 // no other mark of it, so a job resumed and ended within the same second
 // also counts here).
 func (j *Job) coresReleased() bool {
+	if j.Priority != 0 {
+		// Suspended by the gang logic: cons_tres keeps its cores.
+		return false
+	}
 	switch {
 	case j.Base() == msg.JobSuspended:
 		return true
@@ -138,6 +142,7 @@ func (m *Manager) Snapshot(cl *Cluster, now int64) *Pass {
 // take the plan's reason.
 func (m *Manager) ApplyPlan(p *Pass, plan *sched.Plan, now int64) (Outcome, error) {
 	actions := append(p.actions, m.apply(p.cl, plan, p.ids, now)...)
+	actions = append(actions, m.gang(p.cl, now)...)
 	return m.finish(actions)
 }
 
@@ -421,6 +426,7 @@ func nodeIdxs(cl *Cluster, expr string) []int {
 // cluster's sched.Config says so and backfill is true) and applies it.
 func (m *Manager) Schedule(cl *Cluster, now int64, backfill bool) (Outcome, error) {
 	actions := m.schedule(cl, now, backfill)
+	actions = append(actions, m.gang(cl, now)...)
 	return m.finish(actions)
 }
 

@@ -191,8 +191,17 @@ func (m *Manager) suspendCode(j *Job, op uint16, cl *Cluster, now int64, actions
 	return slurmerr.Code(m.suspendJob(j, op, cl, now, actions))
 }
 
-// suspendJob is _job_suspend and _job_suspend_op for one record.
+// suspendJob is _job_suspend and _job_suspend_op for one record, by
+// scontrol (indefinitely: the job leaves gang scheduling).
 func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions *[]Action) error {
+	return m.suspendOp(j, op, true, cl, now, actions)
+}
+
+// suspendOp suspends or resumes a job. indf is a suspension by scontrol,
+// which holds the job (priority 0) until scontrol resumes it; without it
+// the gang logic suspends or resumes it (gang.go) and the job keeps its
+// priority, by which it stays in gang scheduling.
+func (m *Manager) suspendOp(j *Job, op uint16, indf bool, cl *Cluster, now int64, actions *[]Action) error {
 	if !j.Batch && j.OtherPort != 0 && j.RespHost != "" {
 		// salloc hears of it whatever the outcome, as srun_job_suspend.
 		*actions = append(*actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
@@ -207,7 +216,7 @@ func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions 
 	}
 	switch op {
 	case msg.SuspendJob:
-		if j.Base() == msg.JobSuspended {
+		if j.Base() == msg.JobSuspended && indf {
 			// Suspended again: only the hold is renewed.
 			j.Priority = 0
 			m.touch(j, now)
@@ -216,9 +225,11 @@ func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions 
 		if j.Base() != msg.JobRunning {
 			return serr(slurmerr.ESLURM_JOB_NOT_RUNNING)
 		}
-		*actions = append(*actions, m.suspendInt(j, op))
+		*actions = append(*actions, m.suspendInt(j, op, indf))
 		j.State = msg.JobSuspended
-		j.Priority = 0
+		if indf {
+			j.Priority = 0
+		}
 		// PreSusTime is the run time so far: what the limit is charged.
 		if j.SuspendTime != 0 {
 			j.PreSusTime += now - j.SuspendTime
@@ -232,13 +243,13 @@ func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions 
 		if err := m.resumeTest(j, cl); err != nil {
 			return err
 		}
-		*actions = append(*actions, m.suspendInt(j, op))
+		*actions = append(*actions, m.suspendInt(j, op, indf))
 		if j.Priority == 0 {
 			j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
 		}
 		j.State = msg.JobRunning
 		resumeSteps(j, now)
-		if l := m.timeLimit(j, cl); l != Infinite && l != NoVal {
+		if l := m.timeLimit(j, cl); l != Infinite && l != NoVal && j.PreemptTime == 0 {
 			j.EndTime = now + int64(l)*60 - j.PreSusTime
 		}
 	}
@@ -276,9 +287,13 @@ func (m *Manager) resumeTest(j *Job, cl *Cluster) error {
 }
 
 // suspendInt is the REQUEST_SUSPEND_INT to every node of the job.
-func (m *Manager) suspendInt(j *Job, op uint16) NodeMessage {
+func (m *Manager) suspendInt(j *Job, op uint16, indf bool) NodeMessage {
+	var flag uint8
+	if indf {
+		flag = 1
+	}
 	return NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...), MsgType: msgtype.REQUEST_SUSPEND_INT,
-		Msg: &msg.SuspendInt{IndfSusp: 1, JobCoreSpec: j.CoreSpec, JobID: j.ID, Op: op}}
+		Msg: &msg.SuspendInt{IndfSusp: flag, JobCoreSpec: j.CoreSpec, JobID: j.ID, Op: op}}
 }
 
 // arrayResults groups array task ids by the code their operation gave.

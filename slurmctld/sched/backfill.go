@@ -95,6 +95,12 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 				started++
 				continue
 			}
+			if a, ok := c.gangStart(j, e.pi, c.usable, starts); ok {
+				starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true})
+				o.started = true
+				started++
+				continue
+			}
 			failNow[key] = addShape(failNow[key], sh)
 		}
 		why = c.whyNotCached(r, key, sh)

@@ -94,6 +94,11 @@ func (c *cluster) mainPass(out []outcome) []Start {
 			o.started = true
 			continue
 		}
+		if a, ok := c.gangStart(j, e.pi, avail, starts); ok {
+			starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a})
+			o.started = true
+			continue
+		}
 		why = c.whyNot(r)
 		if why == ReasonResources {
 			c.preempt(j, e.pi, avail, starts)

@@ -19,8 +19,9 @@ import (
 // candidates in preemption order are taken away one after the other until
 // the job fits, the order is reworked to need fewer or smaller jobs, and the
 // jobs taken away that hold nodes the job would get are preempted.
-// SUSPEND (gang scheduling) is not modelled: such candidates are never
-// taken away, as _run_now skips them when the mode is not REQUEUE or CANCEL.
+// SUSPEND candidates are never taken away, as _run_now skips them when the
+// mode is not REQUEUE or CANCEL: with GANG a job runs on top of them
+// instead (gang.go).
 
 // PreemptMode is Slurm's preempt mode bit set (PREEMPT_MODE_*).
 type PreemptMode uint16
@@ -43,6 +44,10 @@ type PreemptConfig struct {
 	Enabled bool
 	// Mode is the cluster's PreemptMode, GANG left out.
 	Mode PreemptMode
+	// Gang is GANG in the cluster's PreemptMode: a job may start on
+	// cores of lower tier jobs, which the controller then suspends
+	// (gang.go).
+	Gang bool
 	// ExemptTime is PreemptExemptTime in seconds: a job that started
 	// less than that long ago is not preempted.
 	ExemptTime int64
@@ -84,6 +89,7 @@ func preemptConfigFromConf(c *conf.Config) PreemptConfig {
 	mode, _ := ParsePreemptMode(c.PreemptMode)
 	pc := PreemptConfig{Mode: mode &^ PreemptGang, ExemptTime: int64(c.PreemptExemptTime), ReorderCount: 1}
 	pc.Enabled = c.PreemptType == "preempt/partition_prio" && mode != PreemptOff
+	pc.Gang = mode&PreemptGang != 0
 	for _, o := range c.SchedulerParameters {
 		switch strings.ToLower(o.Name) {
 		case "preempt_youngest_first":

@@ -1,0 +1,130 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/bits-and-blooms/bitset"
+)
+
+// Gang preemption (PreemptMode=...,GANG with preempt/partition_prio): a job
+// that finds no free cores may be placed on cores that jobs of lower
+// PriorityTier partitions hold, as select/cons_tres's _job_test does in
+// gang mode (steps 2 and 3: the cores of partitions of a higher tier or
+// with PreemptMode=OFF stay out of reach, those of its own tier too, those
+// of lower tiers count as free). It starts at once; the controller's gang
+// logic then suspends (or, for other modes, preempts) the jobs it
+// overlaps. Their memory and GRES stay theirs: only cores are shared.
+// Among the lower tier partitions, from the highest tier down, as many as
+// the job still fits without keep their cores (the job avoids them to the
+// extent it can).
+
+// gangStart places job j in partition pi within mask on cores of lower
+// tier jobs, when gang preemption is on; starts are the pass's starts so
+// far. The allocation is taken from the pass's state.
+func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start) (Allocation, bool) {
+	pc := &c.snap.Config.Preempt
+	if !pc.Enabled || !pc.Gang || c.snap.Config.WholeNodes {
+		return Allocation{}, false
+	}
+	lower := c.gangLower(pi)
+	if len(lower) == 0 {
+		return Allocation{}, false
+	}
+	strip := make(map[string]bool, len(lower))
+	for _, qi := range lower {
+		strip[c.snap.Partitions[qi].Name] = true
+	}
+	a, ok := c.gangTry(j, pi, mask, starts, strip)
+	if !ok {
+		return Allocation{}, false
+	}
+	for _, qi := range lower {
+		delete(strip, c.snap.Partitions[qi].Name)
+		b, ok := c.gangTry(j, pi, mask, starts, strip)
+		if !ok {
+			break
+		}
+		a = b
+	}
+	if r, why := c.newRequest(j, pi); why == ReasonNone {
+		c.takeLicenses(r, c.now)
+	}
+	c.take(&a, a.End)
+	nodes := make([]int, 0, len(a.Nodes))
+	for _, na := range a.Nodes {
+		c.sortReleases(na.Node)
+		nodes = append(nodes, na.Node)
+	}
+	c.refreshClasses(nodes)
+	return a, true
+}
+
+// gangLower lists the partitions whose jobs' cores a job of partition pi
+// may run on: a lower tier and a PreemptMode other than OFF, highest tier
+// first (cons_tres keeps its partitions by tier, highest first).
+func (c *cluster) gangLower(pi int) []int {
+	tier := c.snap.Partitions[pi].PriorityTier
+	var out []int
+	for qi := range c.snap.Partitions {
+		q := &c.snap.Partitions[qi]
+		if q.PriorityTier < tier && q.PreemptMode != PreemptOff {
+			out = append(out, qi)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y int) int {
+		return cmp.Compare(c.snap.Partitions[y].PriorityTier, c.snap.Partitions[x].PriorityTier)
+	})
+	return out
+}
+
+// gangTry tests job j in a what-if state of the pass where the jobs of the
+// partitions in strip hold no cores (their memory and GRES stay), and
+// returns the allocation it would get.
+func (c *cluster) gangTry(j *Job, pi int, mask *bitset.BitSet, starts []Start, strip map[string]bool) (Allocation, bool) {
+	s := *c.snap
+	s.Pending = nil
+	s.Running = make([]Allocation, 0, len(c.snap.Running)+len(starts))
+	add := func(a Allocation) {
+		// A whole-node job keeps its nodes whatever its tier
+		// (_verify_node_state: a node in exclusive use).
+		if strip[a.Partition] && !a.Exclusive {
+			a = coresOff(a)
+		}
+		s.Running = append(s.Running, a)
+	}
+	for _, a := range c.snap.Running {
+		add(a)
+	}
+	for _, st := range starts {
+		add(st.Alloc)
+	}
+	w := newCluster(&s)
+	copy(w.resvFirst, c.resvFirst)
+	r, why := w.newRequest(j, pi)
+	if why != ReasonNone {
+		return Allocation{}, false
+	}
+	pl, ok := w.tryNow(r, mask)
+	if !ok && r.share {
+		pl, ok = w.tryNowOver(r, mask.Words())
+	}
+	if !ok {
+		return Allocation{}, false
+	}
+	return w.allocate(r, pl), true
+}
+
+// coresOff is an allocation with its cores given up: what stays is memory
+// and GRES, outside of any partition's sharing rules (as a job suspended
+// by scontrol is seen).
+func coresOff(a Allocation) Allocation {
+	a.Exclusive, a.ExclusiveUser, a.Shared, a.Partition = false, false, true, ""
+	nodes := make([]NodeAlloc, len(a.Nodes))
+	for k, na := range a.Nodes {
+		na.Cores, na.CPUs = nil, 0
+		nodes[k] = na
+	}
+	a.Nodes = nodes
+	return a
+}
