@@ -369,13 +369,23 @@ func (p *parser) controllers() {
 	}
 }
 
-// parsePreemptMode reads a PreemptMode list; ok is false on unknown words.
+// parsePreemptMode reads a PreemptMode list; ok is false on unknown words,
+// on more than one mode (OFF, CANCEL, REQUEUE, SUSPEND and their aliases
+// CLUSTER, ON) and on GANG with WITHIN, as preempt_mode_num.
 func parsePreemptMode(v string) (List, bool) {
 	l := splitList(v)
+	modes := 0
 	for _, m := range l {
-		if !preemptModeNames[strings.ToLower(m)] {
+		w := strings.ToLower(m)
+		if !preemptModeNames[w] {
 			return l, false
 		}
+		if w != "gang" && w != "within" {
+			modes++
+		}
+	}
+	if modes > 1 || l.Has("GANG") && l.Has("WITHIN") {
+		return l, false
 	}
 	return l, true
 }
@@ -390,7 +400,8 @@ func (p *parser) preempt() {
 			return
 		}
 		c.PreemptMode = l
-		if l.Has("SUSPEND") && !l.Has("GANG") {
+		// Exactly SUSPEND (or ON): WITHIN or GANG with it passes.
+		if (l.Has("SUSPEND") || l.Has("ON")) && !l.Has("GANG") && !l.Has("WITHIN") {
 			p.d.errorf(p.pos("PreemptMode"), "PreemptMode=SUSPEND requires GANG too")
 			return
 		}

@@ -164,8 +164,8 @@ func preemptMode(l conf.List) (uint16, error) {
 	var m uint16
 	for _, s := range l {
 		switch strings.ToUpper(s) {
-		case "OFF":
-		case "SUSPEND":
+		case "OFF", "CLUSTER":
+		case "SUSPEND", "ON":
 			m |= 0x0001
 		case "REQUEUE":
 			m |= 0x0002

@@ -62,13 +62,13 @@ type PreemptConfig struct {
 	ReorderCount int
 }
 
-// ParsePreemptMode reads a PreemptMode list (OFF, CANCEL, REQUEUE,
-// SUSPEND, GANG, WITHIN); ok is false on an unknown word.
+// ParsePreemptMode reads a PreemptMode list (OFF or CLUSTER, CANCEL,
+// REQUEUE, SUSPEND or ON, GANG, WITHIN); ok is false on an unknown word.
 func ParsePreemptMode(l conf.List) (m PreemptMode, ok bool) {
 	for _, s := range l {
 		switch strings.ToUpper(s) {
-		case "OFF":
-		case "SUSPEND":
+		case "OFF", "CLUSTER":
+		case "SUSPEND", "ON":
 			m |= PreemptSuspend
 		case "REQUEUE":
 			m |= PreemptRequeue

@@ -25,6 +25,7 @@ var suspendPreemptQueries = [][]string{
 	{"scontrol", "show", "job", "1"},
 	{"scontrol", "show", "job", "2"},
 	{"sinfo", "-o", "%N %T %C"},
+	{"scontrol", "show", "partition"},
 }
 
 // suspendPreemptMasked is ctldJobMasked with the run time before the
@@ -147,18 +148,6 @@ func TestSlurmctldPreemptSuspendGang(t *testing.T) {
 					"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP" + tc.lowExtra,
 					"PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP",
 				}})
-			if os.Getenv("H5_REAL_ONLY") != "" {
-				c.Start(real, "-c", "-i")
-				o := suspendPreemptJobSet(t, c)
-				c.Stop()
-				for _, when := range []string{"during ", "after "} {
-					for _, q := range suspendPreemptQueries {
-						k := when + strings.Join(q, " ")
-						t.Logf("%s:\n%s", k, o[k])
-					}
-				}
-				return
-			}
 			want, got := ctldOnBoth(t, c, real, ours, suspendPreemptJobSet)
 			for _, when := range []string{"during ", "after "} {
 				for _, q := range suspendPreemptQueries {

@@ -1,0 +1,180 @@
+package jobs
+
+import (
+	"testing"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// gangCluster is testCluster with partitions low (tier 1, lowMode), mid
+// (tier 2, SUSPEND) and high (tier 3) over every node, and
+// preempt/partition_prio with SUSPEND,GANG.
+func gangCluster(lowMode sched.PreemptMode) *Cluster {
+	cl := testCluster()
+	cl.Config.Preempt = sched.PreemptConfig{Enabled: true, Gang: true, Mode: sched.PreemptSuspend, ReorderCount: 1}
+	base := cl.Partitions[0]
+	base.Default = false
+	low, mid, high := base, base, base
+	low.Name, low.PriorityTier, low.PreemptMode = "low", 1, lowMode
+	mid.Name, mid.PriorityTier, mid.PreemptMode = "mid", 2, sched.PreemptSuspend
+	high.Name, high.PriorityTier, high.PreemptMode = "high", 3, sched.PreemptSuspend
+	cl.Partitions = append(cl.Partitions, low, mid, high)
+	return cl
+}
+
+// gangJob submits a batch job of partition p filling node n1 (16 cores,
+// 1000 MB).
+func gangJob(t *testing.T, m *Manager, cl *Cluster, p string, now int64) uint32 {
+	t.Helper()
+	d := batchDesc(alice)
+	d.PnMinMemory = 1000
+	d.Partition = msg.Str(p)
+	d.MinNodes, d.MaxNodes, d.NumTasks = 1, 1, 16
+	d.ReqNodes = msg.Str("n1")
+	d.TimeLimit = 60
+	return mustSubmit(t, m, cl, d, alice, now)
+}
+
+// gangSuspendInts are the REQUEST_SUSPEND_INT of acts by job: the op,
+// all of them gang's (IndfSusp 0).
+func gangSuspendInts(t *testing.T, acts []Action) map[uint32]uint16 {
+	t.Helper()
+	out := map[uint32]uint16{}
+	for _, nm := range suspendInts(acts) {
+		si := nm.Msg.(*msg.SuspendInt)
+		if si.IndfSusp != 0 {
+			t.Errorf("job %d: IndfSusp %d", si.JobID, si.IndfSusp)
+		}
+		out[si.JobID] = si.Op
+	}
+	return out
+}
+
+// gangEnd runs a job's batch script to its end (unless it ended) and, with
+// epilog, its node's epilog.
+func gangEnd(t *testing.T, m *Manager, cl *Cluster, id uint32, now int64, epilog bool) {
+	t.Helper()
+	j := m.Job(id)
+	if !j.Finished() {
+		req := &msg.CompleteBatchScript{JobID: id, NodeName: msg.Str(j.BatchHost)}
+		if _, err := m.CompleteBatch(req, root, cl, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !epilog {
+		return
+	}
+	for _, n := range append([]string(nil), j.Completing...) {
+		if _, err := m.EpilogComplete(id, n, root, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A high tier job starts on the low job's cores; the low job is suspended
+// by gang (it keeps its priority, its cores and its memory, its run time
+// stops), stays so while the high job completes, and is resumed once the
+// high job's node is clean, its end time pushed by the time it stood.
+func TestGangSuspendResume(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	m := newTestManager(nil)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	hi := gangJob(t, m, cl, "high", t0+100)
+	acts := mustSchedule(t, m, cl, t0+100)
+	l, h := m.Job(lo), m.Job(hi)
+	if h.Base() != msg.JobRunning || l.Base() != msg.JobSuspended {
+		t.Fatalf("high %#x low %#x", h.State, l.State)
+	}
+	if got := gangSuspendInts(t, acts); len(got) != 1 || got[lo] != msg.SuspendJob {
+		t.Fatalf("suspend messages %v", got)
+	}
+	if l.Priority == 0 || l.SuspendTime != t0+100 || l.PreSusTime != 100 {
+		t.Fatalf("low: priority %d suspend %d presus %d", l.Priority, l.SuspendTime-t0, l.PreSusTime)
+	}
+	if u := m.NodeUsage(len(cl.Nodes))[0]; u.CPUs != 16 || u.RunJobs != 1 {
+		t.Fatalf("n1: %+v", u)
+	}
+	// Nothing changes while the high job runs or completes.
+	if got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+200)); len(got) != 0 {
+		t.Fatalf("again: %v", got)
+	}
+	gangEnd(t, m, cl, hi, t0+300, false)
+	if got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+300)); len(got) != 0 || l.Base() != msg.JobSuspended {
+		t.Fatalf("high completing: %v, low %#x", got, l.State)
+	}
+	gangEnd(t, m, cl, hi, t0+300, true)
+	if got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+310)); len(got) != 1 || got[lo] != msg.ResumeJob {
+		t.Fatalf("resume messages %v", got)
+	}
+	if l.Base() != msg.JobRunning || l.EndTime != t0+310+3600-100 {
+		t.Fatalf("low: state %#x end %d", l.State, l.EndTime-t0)
+	}
+}
+
+// A job of a CANCEL partition under the high job is preempted, not
+// suspended.
+func TestGangCancelMode(t *testing.T) {
+	cl := gangCluster(sched.PreemptCancel)
+	m := newTestManager(nil)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	hi := gangJob(t, m, cl, "high", t0+100)
+	acts := mustSchedule(t, m, cl, t0+100)
+	if m.Job(hi).Base() != msg.JobRunning || m.Job(lo).Base() != msg.JobPreempted {
+		t.Fatalf("high %#x low %#x", m.Job(hi).State, m.Job(lo).State)
+	}
+	if got := gangSuspendInts(t, acts); len(got) != 0 {
+		t.Fatalf("suspend messages %v", got)
+	}
+}
+
+// Three tiers: the high job suspends the mid one, whose own shadow on the
+// low job goes, but the high job's covers the low job as well. scontrol
+// suspend of the high job takes it out of gang: the mid job resumes (and
+// shadows the low one again); when the mid job ends the low one resumes.
+func TestGangTiers(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	m := newTestManager(nil)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	mid := gangJob(t, m, cl, "mid", t0+10)
+	mustSchedule(t, m, cl, t0+10)
+	if m.Job(lo).Base() != msg.JobSuspended || m.Job(mid).Base() != msg.JobRunning {
+		t.Fatal("mid over low")
+	}
+	hi := gangJob(t, m, cl, "high", t0+20)
+	got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+20))
+	if len(got) != 1 || got[mid] != msg.SuspendJob || m.Job(lo).Base() != msg.JobSuspended {
+		t.Fatalf("high over mid: %v", got)
+	}
+	// The admin suspends the high job: it leaves gang and its cores go
+	// back; the mid job resumes and shadows the low one again.
+	if _, _, err := m.Suspend(suspendReq(msg.SuspendJob, itoa(hi)), root, cl, t0+30); err != nil {
+		t.Fatal(err)
+	}
+	got = gangSuspendInts(t, mustSchedule(t, m, cl, t0+31))
+	if len(got) != 1 || got[mid] != msg.ResumeJob || m.Job(lo).Base() != msg.JobSuspended {
+		t.Fatalf("high held: %v", got)
+	}
+	gangEnd(t, m, cl, mid, t0+40, true)
+	got = gangSuspendInts(t, mustSchedule(t, m, cl, t0+41))
+	if len(got) != 1 || got[lo] != msg.ResumeJob {
+		t.Fatalf("mid gone: %v", got)
+	}
+}
+
+// Without GANG nothing is suspended by the scheduler: the high job waits.
+func TestGangOff(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	cl.Config.Preempt.Gang = false
+	m := newTestManager(nil)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	hi := gangJob(t, m, cl, "high", t0+100)
+	mustSchedule(t, m, cl, t0+100)
+	if m.Job(hi).Base() != msg.JobPending || m.Job(lo).Base() != msg.JobRunning {
+		t.Fatalf("high %#x low %#x", m.Job(hi).State, m.Job(lo).State)
+	}
+}
