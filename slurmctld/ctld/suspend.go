@@ -46,9 +46,9 @@ func (c *Controller) rpcSuspend(ctx context.Context, r *server.Request) *server.
 		c.log.Info(fmt.Sprintf("_slurm_rpc_suspend(%s) for %s %s", op, id, slurmerr.Message(code)))
 	} else {
 		c.log.Info(fmt.Sprintf("_slurm_rpc_suspend(%s) for %s", op, id))
-		if req.Op == msg.SuspendJob {
-			c.kickScheduler()
-		}
+		// A suspended job's cores are free; a resumed one rejoins
+		// gang scheduling (the pass brings the others in line).
+		c.kickScheduler()
 	}
 	if rep.NoReply && err == nil {
 		return nil

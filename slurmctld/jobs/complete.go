@@ -225,6 +225,7 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 			m.pending = append(m.pending, record{kind: recPurge, id: j.ID})
 		}
 	}
+	actions = append(actions, m.gangTick(cl, now)...)
 	return m.finish(actions)
 }
 

@@ -178,3 +178,57 @@ func TestGangOff(t *testing.T) {
 		t.Fatalf("high %#x low %#x", m.Job(hi).State, m.Job(lo).State)
 	}
 }
+
+// OverSubscribe=FORCE:2 with PreemptMode=GANG (preempt/none): two jobs on
+// the same cores take turns, one timeslice each; a third job on other
+// cores runs throughout.
+func TestGangTimeslice(t *testing.T) {
+	cl := testCluster()
+	cl.Config.Preempt = sched.PreemptConfig{Gang: true, TimeSlice: 30}
+	force := cl.Partitions[0]
+	force.Name, force.Default, force.OverSubscribe, force.MaxShare = "force", false, sched.OverSubscribeForce, 2
+	force.PreemptMode = sched.PreemptOff
+	cl.Partitions = append(cl.Partitions, force)
+	m := newTestManager(nil)
+	a := gangJob(t, m, cl, "force", t0)
+	mustSchedule(t, m, cl, t0)
+	m.Tick(cl, t0) // the timeslicer starts
+	b := gangJob(t, m, cl, "force", t0+1)
+	got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+1))
+	if m.Job(b).Base() != msg.JobSuspended || m.Job(a).Base() != msg.JobRunning || len(got) != 1 {
+		t.Fatalf("b on a's cores: a %#x b %#x, %v", m.Job(a).State, m.Job(b).State, got)
+	}
+	d := batchDesc(alice)
+	d.Partition, d.ReqNodes, d.PnMinMemory = msg.Str("force"), msg.Str("n2"), 1000
+	c := mustSubmit(t, m, cl, d, alice, t0+2)
+	mustSchedule(t, m, cl, t0+2)
+	turns := []struct {
+		at       int64
+		run, sus uint32
+	}{
+		// The first timeslice finds a a filler (left running when b
+		// came), not put in the row by a timeslice: it stays in place.
+		{t0 + 30, a, b},
+		{t0 + 59, a, b},
+		{t0 + 60, b, a},
+		{t0 + 89, b, a},
+		{t0 + 90, a, b},
+		{t0 + 120, b, a},
+	}
+	for _, tu := range turns {
+		out, err := m.Tick(cl, tu.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gangSuspendInts(t, out.Actions)
+		if m.Job(tu.run).Base() != msg.JobRunning || m.Job(tu.sus).Base() != msg.JobSuspended || m.Job(c).Base() != msg.JobRunning {
+			t.Fatalf("at +%d: a %#x b %#x c %#x", tu.at-t0, m.Job(a).State, m.Job(b).State, m.Job(c).State)
+		}
+	}
+	// a ends while suspended: b goes on alone.
+	gangEnd(t, m, cl, a, t0+130, true)
+	mustSchedule(t, m, cl, t0+130)
+	if out, _ := m.Tick(cl, t0+150); len(gangSuspendInts(t, out.Actions)) != 0 || m.Job(b).Base() != msg.JobRunning {
+		t.Fatalf("b alone: %#x", m.Job(b).State)
+	}
+}

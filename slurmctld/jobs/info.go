@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
 
@@ -38,7 +39,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		ExitCode: j.ExitCode, DerivedEC: j.DerivedEC, Name: ns(j.Name),
 		ReqSwitch: 0, Wait4Switch: 0, AllocNode: ns(j.AllocNode), SelectJobinfo: m.cfg.Select,
 		WorkDir: ns(j.WorkDir), Dependency: ns(j.Dependency.String()), Command: ns(j.Command),
-		Shared:     j.Shared,
+		Shared:     sharedInfo(j, cl),
 		CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal, Contiguous: or16(j.Contiguous, NoVal16, 0), CoreSpec: j.CoreSpec,
 		CPUsPerTask: or16(j.CPUsPerTask, NoVal16, 1), PnMinCPUs: or16(j.PnMinCPUs, NoVal16, 1), PnMinMemory: j.PnMinMemory,
 		ReqNodes: ns(j.ReqNodes), ExcNodes: ns(j.ExcNodes), SchedNodes: ns(j.schedNodes),
@@ -352,4 +353,17 @@ func tierSorted(j *Job, names []string) bool {
 		}
 	}
 	return false
+}
+
+// sharedInfo is the job's OverSubscribe as job info reports it: what the
+// job asked for, else 1 (YES) in a partition of OverSubscribe=FORCE with a
+// count above 1 (the partition decides: _pack_job_details).
+func sharedInfo(j *Job, cl *Cluster) uint16 {
+	if j.Shared != NoVal16 {
+		return j.Shared
+	}
+	if p := cl.partition(j.Partition); p != nil && p.OverSubscribe == sched.OverSubscribeForce && p.MaxShare > 1 {
+		return 1
+	}
+	return j.Shared
 }

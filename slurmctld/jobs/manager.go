@@ -223,6 +223,8 @@ type Manager struct {
 	hooks hookState
 	// planned is what the last backfill pass planned (planned.go).
 	planned []int
+	// gangs is the gang logic's job order per partition (gang.go).
+	gangs gangState
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

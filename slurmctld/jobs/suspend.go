@@ -26,9 +26,10 @@ type SuspendReply struct {
 
 // Suspend handles REQUEST_SUSPEND (scontrol suspend / resume) as
 // slurmctld's _slurm_rpc_suspend, job_suspend and job_suspend2: root or
-// SlurmUser only; a suspended job keeps its allocation (no gang
-// scheduling), its priority drops to 0 until it resumes, and the time it
-// spends suspended does not count against its time limit. Every node of
+// SlurmUser only; a suspended job keeps its nodes and memory but gives
+// its cores back, its priority drops to 0 until it resumes (which takes
+// it out of gang scheduling, gang.go), and the time it spends suspended
+// does not count against its time limit. Every node of
 // the job gets REQUEST_SUSPEND_INT, an salloc/srun holding the allocation
 // gets SRUN_REQUEST_SUSPEND. A non-nil error is the RESPONSE_SLURM_RC code.
 func (m *Manager) Suspend(req *msg.SuspendRequest, c Caller, cl *Cluster, now int64) (SuspendReply, Outcome, error) {

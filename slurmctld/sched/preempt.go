@@ -48,6 +48,9 @@ type PreemptConfig struct {
 	// cores of lower tier jobs, which the controller then suspends
 	// (gang.go).
 	Gang bool
+	// TimeSlice is SchedulerTimeSlice in seconds: how often gang
+	// scheduling rotates the jobs sharing resources.
+	TimeSlice int64
 	// ExemptTime is PreemptExemptTime in seconds: a job that started
 	// less than that long ago is not preempted.
 	ExemptTime int64
@@ -90,6 +93,7 @@ func preemptConfigFromConf(c *conf.Config) PreemptConfig {
 	pc := PreemptConfig{Mode: mode &^ PreemptGang, ExemptTime: int64(c.PreemptExemptTime), ReorderCount: 1}
 	pc.Enabled = c.PreemptType == "preempt/partition_prio" && mode != PreemptOff
 	pc.Gang = mode&PreemptGang != 0
+	pc.TimeSlice = int64(c.SchedulerTimeSlice)
 	for _, o := range c.SchedulerParameters {
 		switch strings.ToLower(o.Name) {
 		case "preempt_youngest_first":

@@ -161,3 +161,102 @@ func TestSlurmctldPreemptSuspendGang(t *testing.T) {
 		})
 	}
 }
+
+// timesliceQueries are compared while the two jobs take turns (nothing in
+// them changes with the turns) and, with the states, once both ended.
+var timesliceQueries = [][]string{
+	{"squeue", "--sort=i", "-o", "%i %P %j %D %C %N"},
+	{"sinfo", "-o", "%N %T %C"},
+}
+
+var timesliceAfterQueries = [][]string{
+	{"squeue", "--sort=i", "-t", "all", "-o", "%i %P %j %t %r %D %C %N"},
+	{"scontrol", "show", "job", "1"},
+	{"scontrol", "show", "job", "2"},
+	{"sinfo", "-o", "%N %T %C"},
+}
+
+// timesliceJobSet: two jobs on the same two CPUs of an OverSubscribe=FORCE:2
+// partition under PreemptMode=GANG take turns: the second is suspended
+// when it starts, runs once the first has had a timeslice (its script
+// going, the first one's stopped), then the first runs again. Both end
+// once released, each in its turn.
+func timesliceJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	d := c.Dir
+	for _, g := range []string{"started.*", "pid.*", "release.*"} {
+		old, _ := filepath.Glob(filepath.Join(d, g))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	script := func(name string) string {
+		return "echo $$ > " + filepath.Join(d, "pid.") + name + "; touch " + filepath.Join(d, "started.") + name +
+			"; while [ ! -e " + filepath.Join(d, "release.") + name + " ]; do sleep 0.2; done"
+	}
+	a := ctldSbatch(t, c, "-n2", "-t", "60", "-J", "first", "-o", "/dev/null", "--wrap", script("a"))
+	if err := c.Poll(60*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(d, "started.a"))
+		return err == nil
+	}); err != nil {
+		t.Fatalf("job %d never ran its script: %v", a, err)
+	}
+	b := ctldSbatch(t, c, "-n2", "-t", "60", "-J", "second", "-o", "/dev/null", "--wrap", script("b"))
+	turn := func(run, sus uint32, susName string) {
+		t.Helper()
+		if err := c.Poll(60*time.Second, func() bool {
+			return ctldJobState(c, run) == "RUNNING" && ctldJobState(c, sus) == "SUSPENDED" &&
+				suspendPreemptState(filepath.Join(d, "pid."+susName)) == "T"
+		}); err != nil {
+			t.Fatalf("job %d never ran with job %d suspended (stopped): %v", run, sus, err)
+		}
+	}
+	turn(a, b, "b")
+	turn(b, a, "a")
+	out := map[string]string{}
+	for _, q := range timesliceQueries {
+		out["during "+strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	turn(a, b, "b")
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(d, "release."+n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctldWaitJob(t, c, a, 60*time.Second, "COMPLETED")
+	ctldWaitJob(t, c, b, 60*time.Second, "COMPLETED")
+	if err := c.Poll(60*time.Second, func() bool {
+		o, _, err := c.Run("sinfo", "-h", "-o", "%T")
+		return err == nil && strings.TrimSpace(o) == "idle"
+	}); err != nil {
+		t.Fatalf("node never idle: %v", err)
+	}
+	for _, q := range timesliceAfterQueries {
+		out["after "+strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	return out
+}
+
+// TestSlurmctldPreemptSuspendTimeslice: gang timeslicing
+// (OverSubscribe=FORCE:2, PreemptMode=GANG, SchedulerTimeSlice=5) under
+// real slurmctld and ours: the jobs take turns, and squeue, scontrol and
+// sinfo agree (times masked).
+func TestSlurmctldPreemptSuspendTimeslice(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	ctldharness.RealSbin(t, "slurmd")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf: []string{"PreemptMode=GANG", "SchedulerTimeSlice=5", "SchedulerParameters=bf_interval=1"},
+		Partitions: []string{
+			"PartitionName=force Nodes=ALL Default=YES OverSubscribe=FORCE:2 MaxTime=INFINITE State=UP",
+		}})
+	want, got := ctldOnBoth(t, c, real, ours, timesliceJobSet)
+	for k := range want {
+		w, g := suspendPreemptMasked(want[k]), suspendPreemptMasked(got[k])
+		if w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
