@@ -280,7 +280,11 @@ func (r *gangRound) cycle(list []gangEntry, members map[uint32]gangMember) {
 func (r *gangRound) suspend(j *Job) {
 	mode := preemptMode(j, r.cl)
 	if r.shadows > 0 && mode != sched.PreemptOff && mode != sched.PreemptSuspend {
+		// _preempt_job_dequeue's job_signal and job_requeue leave
+		// the preempt time alone.
+		was := j.PreemptTime
 		r.actions = append(r.actions, r.m.preemptNow(j, r.cl, r.now)...)
+		j.PreemptTime = was
 		return
 	}
 	if r.m.suspendOp(j, msg.SuspendJob, false, r.cl, r.now, &r.actions) == nil {

@@ -113,7 +113,8 @@ func TestGangSuspendResume(t *testing.T) {
 	}
 }
 
-// A job of a CANCEL partition under the high job is preempted, not
+// A job of a CANCEL partition under the high job is preempted (ended
+// PREEMPTED, no preempt time: gang.c kills it with job_signal), not
 // suspended.
 func TestGangCancelMode(t *testing.T) {
 	cl := gangCluster(sched.PreemptCancel)
@@ -122,8 +123,8 @@ func TestGangCancelMode(t *testing.T) {
 	mustSchedule(t, m, cl, t0)
 	hi := gangJob(t, m, cl, "high", t0+100)
 	acts := mustSchedule(t, m, cl, t0+100)
-	if m.Job(hi).Base() != msg.JobRunning || m.Job(lo).Base() != msg.JobPreempted {
-		t.Fatalf("high %#x low %#x", m.Job(hi).State, m.Job(lo).State)
+	if m.Job(hi).Base() != msg.JobRunning || m.Job(lo).Base() != msg.JobPreempted || m.Job(lo).PreemptTime != 0 {
+		t.Fatalf("high %#x low %#x preempt time %d", m.Job(hi).State, m.Job(lo).State, m.Job(lo).PreemptTime)
 	}
 	if got := gangSuspendInts(t, acts); len(got) != 0 {
 		t.Fatalf("suspend messages %v", got)

@@ -260,3 +260,63 @@ func TestSlurmctldPreemptSuspendTimeslice(t *testing.T) {
 		}
 	}
 }
+
+// gangCancelJobSet: under CANCEL,GANG the high job starts at once on the
+// low job's CPUs and gang preempts (cancels) the low job, rather than the
+// high job waiting for the low one's node to be clean.
+func gangCancelJobSet(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	t.Helper()
+	d := c.Dir
+	for _, g := range []string{"started.*", "pid.*", "release.*"} {
+		old, _ := filepath.Glob(filepath.Join(d, g))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lo := ctldSbatch(t, c, "-p", "low", "-n2", "-t", "60", "-J", "lowjob", "-o", "/dev/null", "--wrap",
+		"touch "+filepath.Join(d, "started.low")+"; exec sleep 600")
+	if err := c.Poll(60*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(d, "started.low"))
+		return err == nil
+	}); err != nil {
+		t.Fatalf("low job %d never ran its script: %v", lo, err)
+	}
+	hi := ctldSbatch(t, c, "-p", "high", "-n2", "-t", "60", "-J", "highjob", "-o", "/dev/null", "--wrap", "sleep 600")
+	ctldWaitJob(t, c, hi, 60*time.Second, "RUNNING")
+	ctldWaitJob(t, c, lo, 60*time.Second, "PREEMPTED")
+	if err := c.Poll(60*time.Second, func() bool {
+		o, _, err := c.Run("sinfo", "-h", "-o", "%T")
+		return err == nil && !strings.Contains(o, "completing")
+	}); err != nil {
+		t.Fatalf("node still completing: %v", err)
+	}
+	out := map[string]string{}
+	for _, q := range suspendPreemptQueries {
+		out[strings.Join(q, " ")] = ctldRun(c, q...)
+	}
+	return out
+}
+
+// TestSlurmctldPreemptSuspendGangCancel: a CANCEL partition under GANG, as
+// real slurmctld does it.
+func TestSlurmctldPreemptSuspendGangCancel(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	ctldharness.RealSbin(t, "slurmd")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf: []string{"PreemptType=preempt/partition_prio", "PreemptMode=CANCEL,GANG",
+			"SchedulerParameters=bf_interval=1"},
+		Partitions: []string{
+			"PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP",
+			"PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP",
+		}})
+	want, got := ctldOnBoth(t, c, real, ours, gangCancelJobSet)
+	for k := range want {
+		w, g := suspendPreemptMasked(want[k]), suspendPreemptMasked(got[k])
+		if w != g {
+			t.Errorf("%s:\n--- real slurmctld\n%s--- ours\n%s", k, w, g)
+		}
+	}
+}
