@@ -149,3 +149,24 @@ func TestGangStartTwice(t *testing.T) {
 		t.Errorf("both on node %d", a.Alloc.Nodes[0].Node)
 	}
 }
+
+// TestGangBackfill: the first high job cannot start (the OFF job holds a
+// node for good) and holds its partition in the main pass; the backfill
+// pass starts the second one on the low job's cores.
+func TestGangBackfill(t *testing.T) {
+	for _, bf := range []bool{true, false} {
+		s := gangSnap(PreemptSuspend)
+		s.Config.Backfill = bf
+		s.Running = []Allocation{runIn(1, "off", 100, 0), runIn(2, "low", 100, 1, 2, 3)}
+		s.Pending = []Job{mkJob(10, parts("high"), tasks(16), nodesN(4, 4)), mkJob(11, parts("high"), tasks(4), nodesN(1, 1))}
+		plan := Schedule(s)
+		mustPend(t, plan, 10, ReasonResources)
+		st := startOf(plan, 11)
+		switch {
+		case bf && (st == nil || !st.Backfill || st.Alloc.Nodes[0].Node != 1):
+			t.Errorf("backfill: start %+v", st)
+		case !bf && st != nil:
+			t.Errorf("main pass only: started %+v", st)
+		}
+	}
+}
