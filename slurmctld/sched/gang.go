@@ -35,6 +35,12 @@ func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start)
 	for _, qi := range lower {
 		strip[c.snap.Partitions[qi].Name] = true
 	}
+	if !c.gangCovers(pi, strip, starts) {
+		// Nothing of theirs on the partition's nodes: no what-if
+		// state to build (backfill comes here for every job that
+		// does not fit).
+		return Allocation{}, false
+	}
 	a, ok := c.gangTry(j, pi, mask, starts, strip)
 	if !ok {
 		return Allocation{}, false
@@ -76,6 +82,33 @@ func (c *cluster) gangLower(pi int) []int {
 		return cmp.Compare(c.snap.Partitions[y].PriorityTier, c.snap.Partitions[x].PriorityTier)
 	})
 	return out
+}
+
+// gangCovers reports whether a job of the partitions in strip holds cores
+// on a node of partition pi.
+func (c *cluster) gangCovers(pi int, strip map[string]bool, starts []Start) bool {
+	on := func(a *Allocation) bool {
+		if !strip[a.Partition] || a.Exclusive {
+			return false
+		}
+		for _, na := range a.Nodes {
+			if na.Node >= 0 && (len(na.Cores) > 0 || na.CPUs > 0) && c.partBits[pi].Test(uint(na.Node)) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range c.snap.Running {
+		if on(&c.snap.Running[i]) {
+			return true
+		}
+	}
+	for i := range starts {
+		if on(&starts[i].Alloc) {
+			return true
+		}
+	}
+	return false
 }
 
 // gangTry tests job j in a what-if state of the pass where the jobs of the

@@ -170,3 +170,26 @@ func TestGangBackfill(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGangStart: 1024 16-core nodes full of one-node low jobs; a high
+// job needing 64 nodes starts on top of 64 of them (one main pass).
+func BenchmarkGangStart(b *testing.B) {
+	s := snap(mkNodes(1024, 16, 64000))
+	s.Config.Preempt = PreemptConfig{Enabled: true, Gang: true, Mode: PreemptSuspend, ReorderCount: 1}
+	low, high := mkPart("low", allIdx(1024)), mkPart("high", allIdx(1024))
+	low.PriorityTier, low.PreemptMode = 1, PreemptSuspend
+	high.Name, high.Default, high.PriorityTier, high.PreemptMode = "high", false, 2, PreemptSuspend
+	s.Partitions = []Partition{low, high}
+	for i := range 1024 {
+		a := running(uint32(i+1), 5000, 16, i)
+		a.Partition, a.Start, a.Running = "low", int64(100+i), true
+		s.Running = append(s.Running, a)
+	}
+	s.Pending = []Job{mkJob(5000, parts("high"), tasks(64*16), nodesN(64, 64))}
+	for b.Loop() {
+		p := MainPass(s)
+		if len(p.Starts) != 1 || len(p.Starts[0].Alloc.Nodes) != 64 {
+			b.Fatalf("starts %+v", p.Starts)
+		}
+	}
+}
