@@ -233,3 +233,31 @@ func TestGangTimeslice(t *testing.T) {
 		t.Fatalf("b alone: %#x", m.Job(b).State)
 	}
 }
+
+// After a restart (the table replayed from the journal) the gang-suspended
+// job is still gang's: it keeps its priority and its cores, stays
+// suspended under the high job, and resumes when that is gone.
+func TestGangRestart(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	jr := &MemJournal{}
+	m := newTestManager(jr)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	hi := gangJob(t, m, cl, "high", t0+100)
+	mustSchedule(t, m, cl, t0+100)
+	r := replay(t, jr.Records)
+	r.Recovered(t0 + 200)
+	if l := r.Job(lo); l.Base() != msg.JobSuspended || l.Priority == 0 {
+		t.Fatalf("low after the restart: %#x priority %d", l.State, l.Priority)
+	}
+	if u := r.NodeUsage(len(cl.Nodes))[0]; u.CPUs != 16 || u.RunJobs != 1 {
+		t.Fatalf("n1 after the restart: %+v", u)
+	}
+	if got := gangSuspendInts(t, mustSchedule(t, r, cl, t0+201)); len(got) != 0 {
+		t.Fatalf("after the restart: %v", got)
+	}
+	gangEnd(t, r, cl, hi, t0+300, true)
+	if got := gangSuspendInts(t, mustSchedule(t, r, cl, t0+301)); len(got) != 1 || got[lo] != msg.ResumeJob {
+		t.Fatalf("high gone: %v", got)
+	}
+}
