@@ -33,6 +33,8 @@ import (
 // the order they joined it, and which of them the last timeslice put in
 // the active row.
 type gangState struct {
+	// on: GANG was in PreemptMode at the last round.
+	on    bool
 	parts map[string][]gangEntry
 	// lastSlice is when the timeslicer last ran (0: not started).
 	lastSlice int64
@@ -57,10 +59,31 @@ type gangMember struct {
 // (gang.c's _update_all_active_rows, after a job started or ended); the
 // actions are their REQUEST_SUSPEND_INT (and preemptions).
 func (m *Manager) gang(cl *Cluster, now int64) []Action {
-	if cl == nil || !cl.Config.Preempt.Gang {
+	if cl == nil {
 		return nil
 	}
+	if !cl.Config.Preempt.Gang {
+		if !m.gangs.on {
+			return nil
+		}
+		return m.gangWake(cl, now)
+	}
+	m.gangs.on = true
 	return m.gangRun(cl, now, false)
+}
+
+// gangWake is gs_wake_jobs: GANG left PreemptMode (reconfigured), so the
+// jobs gang suspended are resumed and its lists dropped.
+func (m *Manager) gangWake(cl *Cluster, now int64) []Action {
+	var actions []Action
+	for _, j := range m.Jobs() {
+		if j.Base() == msg.JobSuspended && j.Priority != 0 {
+			m.logf(slog.LevelInfo, "gang waking preempted JobId=%d", j.ID)
+			_ = m.suspendOp(j, msg.ResumeJob, false, cl, now, &actions)
+		}
+	}
+	m.gangs = gangState{}
+	return actions
 }
 
 // gangTick is the timeslicer, called every second: every TimeSlice

@@ -261,3 +261,24 @@ func TestGangRestart(t *testing.T) {
 		t.Fatalf("high gone: %v", got)
 	}
 }
+
+// GANG taken out of PreemptMode (reconfigure): the jobs gang suspended
+// are resumed (gs_wake_jobs).
+func TestGangWake(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	m := newTestManager(nil)
+	lo := gangJob(t, m, cl, "low", t0)
+	mustSchedule(t, m, cl, t0)
+	gangJob(t, m, cl, "high", t0+100)
+	mustSchedule(t, m, cl, t0+100)
+	if m.Job(lo).Base() != msg.JobSuspended {
+		t.Fatal("setup")
+	}
+	cl.Config.Preempt.Gang = false
+	if got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+200)); len(got) != 1 || got[lo] != msg.ResumeJob {
+		t.Fatalf("wake: %v", got)
+	}
+	if got := gangSuspendInts(t, mustSchedule(t, m, cl, t0+300)); len(got) != 0 {
+		t.Fatalf("again: %v", got)
+	}
+}
