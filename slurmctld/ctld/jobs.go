@@ -150,7 +150,9 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 	}
 	// Nodes and partitions as the controller holds them now (scontrol
 	// update changes both): part_sched.go.
-	c.schedNodes(jc.cl.Nodes)
+	if c.schedNodes(jc.cl.Nodes) {
+		jc.cl.NodesChanged()
+	}
 	parts, err := c.schedPartitions(jc.opts.Groups)
 	if err != nil {
 		return nil, err

@@ -85,17 +85,34 @@ func (c *Controller) schedPartitions(lookup sched.GroupLookup) ([]sched.Partitio
 }
 
 // schedNodes refreshes the scheduler's node records in place: state,
-// active and available features, weight. Called under the write lock.
-func (c *Controller) schedNodes(dst []sched.Node) {
+// active and available features, weight, specialized cores and memory.
+// It reports whether any of these but the state changed: the node
+// configuration the submission test keeps (jobs.Cluster.NodesChanged).
+// Called under the write lock.
+func (c *Controller) schedNodes(dst []sched.Node) bool {
+	changed := false
 	for i, n := range c.nodes {
-		dst[i].State = schedNodeState(n)
-		dst[i].Features = n.schedFeatures
-		if !sameFeatures(dst[i].AvailFeatures, n.Features) {
-			dst[i].AvailFeatures = splitFeatures(n.Features)
+		d := &dst[i]
+		d.State = schedNodeState(n)
+		if !sameSlice(d.Features, n.schedFeatures) {
+			d.Features, changed = n.schedFeatures, true
 		}
-		dst[i].Weight = n.Weight
-		dst[i].SpecCores, dst[i].MemSpec = n.specCores, n.MemSpecLimit
+		if !sameFeatures(d.AvailFeatures, n.Features) {
+			d.AvailFeatures, changed = splitFeatures(n.Features), true
+		}
+		if d.Weight != n.Weight || d.MemSpec != n.MemSpecLimit || !sameSlice(d.SpecCores, n.specCores) {
+			d.Weight, d.MemSpec, d.SpecCores, changed = n.Weight, n.MemSpecLimit, n.specCores, true
+		}
 	}
+	return changed
+}
+
+// sameSlice reports whether a and b are the same slice (same elements in
+// the same memory), not merely equal: the node records replace these
+// lists when they change, never edit them, so this is enough and costs no
+// comparison of elements.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // sameFeatures reports whether list is s split at commas, without

@@ -141,7 +141,16 @@ type Cluster struct {
 	Reservations []Reservation
 	// Licenses are slurm.conf's Licenses (licenses.go).
 	Licenses []conf.License
+
+	// empty keeps the submission test's empty cluster
+	// (submitcheck_select.go) while the node configuration stays.
+	empty sched.EmptyCache
 }
+
+// NodesChanged tells the view that the configuration of some node
+// (hardware, GRES, features, weight, specialized cores or memory) changed
+// in Nodes: what was derived from it is rebuilt.
+func (c *Cluster) NodesChanged() { c.empty.Reset() }
 
 func (c *Cluster) partition(name string) *sched.Partition {
 	if c == nil {

@@ -127,7 +127,7 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 	if uint32(len(usable)) < minN || !cpusFit(cl, j, usable, maxN) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
-	if testOnlyNeeded(cl, j, usable) && !sched.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
+	if testOnlyNeeded(cl, j, usable) && !cl.empty.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
 		Partitions: cl.Partitions}, ptr(m.schedJob(j, cl)), p.Name) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
