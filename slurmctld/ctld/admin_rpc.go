@@ -41,10 +41,12 @@ type adminState struct {
 	level      *uint16 // SlurmctldDebug, log_level_t number
 	flags      *uint64 // DebugFlags bits
 	schedLevel *uint16 // SlurmSchedLogLevel
-	topo       *topoCache
 }
 
-// topoCache is topology.conf as read for one configuration.
+// topoCache is topology.conf as read for one configuration. It is kept
+// in Controller.topo, outside the lock: rpcTopoInfo only reads the
+// controller, so it holds the read lock, and two callers reading the file
+// at once both store the same answer.
 type topoCache struct {
 	cfg      *Config
 	switches []msg.TopoSwitch
@@ -237,13 +239,14 @@ func appendSchedLog(path, line string) error {
 // rpcTopoInfo is _slurm_rpc_get_topo: the switches of topology.conf under
 // TopologyPlugin=topology/tree, none otherwise.
 func (c *Controller) rpcTopoInfo(context.Context, *server.Request) *server.Response {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.adminFresh()
-	if st.topo == nil || st.topo.cfg != c.cfg {
-		st.topo = &topoCache{cfg: c.cfg, switches: c.loadTopology()}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.topo.Load()
+	if t == nil || t.cfg != c.cfg {
+		t = &topoCache{cfg: c.cfg, switches: c.loadTopology()}
+		c.topo.Store(t)
 	}
-	return &server.Response{MsgType: msgtype.RESPONSE_TOPO_INFO, Body: &msg.TopoInfoResponse{Switches: st.topo.switches}}
+	return &server.Response{MsgType: msgtype.RESPONSE_TOPO_INFO, Body: &msg.TopoInfoResponse{Switches: t.switches}}
 }
 
 // loadTopology reads topology.conf beside slurm.conf. 22.05 stops at

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -152,6 +154,45 @@ func TestTopoInfo(t *testing.T) {
 	if d := cmp.Diff(want, r.Body.(*msg.TopoInfoResponse).Switches); d != "" {
 		t.Errorf("switches (-want +got):\n%s", d)
 	}
+}
+
+// TestTopoInfoReadLock: scontrol show topology only reads, so it is
+// answered while another reader holds the controller's lock (a write
+// lock would wait for it), and readers at once with writers race on
+// nothing (run with -race).
+func TestTopoInfoReadLock(t *testing.T) {
+	topo := "SwitchName=s0 Nodes=n[1-2]\nSwitchName=s1 Nodes=n3\nSwitchName=top Switches=s[0-1]\n"
+	c, _, _, _ := adminController(t, "TopologyPlugin=topology/tree\n", topo)
+	c.mu.RLock()
+	done := make(chan *server.Response, 1)
+	go func() { done <- adminServe(c, 1000, msgtype.REQUEST_TOPO_INFO, &msg.Empty{}) }()
+	select {
+	case r := <-done:
+		if got := len(r.Body.(*msg.TopoInfoResponse).Switches); got != 3 {
+			t.Errorf("%d switches, want 3", got)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("topology request still waiting after 60 s with a reader holding the lock")
+	}
+	c.mu.RUnlock()
+
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				// A writer: scontrol setdebug.
+				adminServe(c, 0, msgtype.REQUEST_SET_DEBUG_LEVEL, &msg.SetDebugLevelRequest{Level: uint32(i)})
+				return
+			}
+			r := adminServe(c, 1000, msgtype.REQUEST_TOPO_INFO, &msg.Empty{})
+			if got := len(r.Body.(*msg.TopoInfoResponse).Switches); got != 3 {
+				t.Errorf("%d switches, want 3", got)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestEmptySubsystems(t *testing.T) {

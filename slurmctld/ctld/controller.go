@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goslurm/goslurm/conf"
@@ -85,6 +86,9 @@ type Controller struct {
 	control *Control   // set by Control.Install: Run acts as the controller in control
 	resv    resvTable  // advanced reservations (resv.go)
 	admin   adminState // what the debug RPCs changed (admin_rpc.go)
+	// topo is topology.conf as last read, filled under the read lock
+	// (rpcTopoInfo).
+	topo atomic.Pointer[topoCache]
 
 	muxMu sync.RWMutex
 	mux   server.Mux
