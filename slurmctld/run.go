@@ -667,6 +667,7 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 		Reload:   func() (*ctld.Config, error) { return ctld.LoadConfig(d.path) },
 		Shutdown: stop,
 		Log:      log,
+		Verbose:  cli.Verbose,
 	})
 	if err != nil {
 		return false, d.fatal("%v", err)

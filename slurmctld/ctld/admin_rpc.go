@@ -84,27 +84,9 @@ func (c *Controller) addAdminRPCs(m server.Mux) {
 // dropping what was set under an older one. Called under the write lock.
 func (c *Controller) adminFresh() *adminState {
 	if c.admin.cfg != c.cfg {
-		if c.admin.cfg != nil {
-			c.resetLogging()
-		}
 		c.admin = adminState{cfg: c.cfg}
 	}
 	return &c.admin
-}
-
-// resetLogging gives the log slurm.conf's level and DebugFlags again
-// after a reconfigure dropped what the RPCs set.
-func (c *Controller) resetLogging() {
-	lc, ok := c.log.Handler().(logControl)
-	if !ok || (c.admin.level == nil && c.admin.flags == nil) {
-		return
-	}
-	if l, err := slurmlog.ParseLevel(c.cfg.Conf.SlurmctldDebug); err == nil && c.admin.level != nil {
-		lc.SetLevel(l)
-	}
-	if c.admin.flags != nil {
-		lc.SetDebugFlags(c.cfg.Conf.DebugFlags)
-	}
 }
 
 // logLevelNames are log_num2string's names of the log_level_t numbers.
@@ -116,7 +98,7 @@ func (c *Controller) slurmctldDebug() uint16 {
 	if c.admin.cfg == c.cfg && c.admin.level != nil {
 		return *c.admin.level
 	}
-	return logLevel(c.cfg.Conf.SlurmctldDebug, 3)
+	return ctldDebugLevel(c.cfg.Conf.SlurmctldDebug, c.opts.Verbose)
 }
 
 // debugFlags is DebugFlags as bits. Called under the read lock.

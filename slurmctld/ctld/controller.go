@@ -44,6 +44,9 @@ type Options struct {
 	Codec *codec.Codec
 	// Reload reads slurm.conf again (REQUEST_RECONFIGURE, SIGHUP).
 	Reload func() (*Config, error)
+	// Verbose is how many -v slurmctld was started with: they set the
+	// log level (SlurmctldDebug) at start-up and every reconfigure.
+	Verbose int
 	// Shutdown is called for REQUEST_SHUTDOWN, after the reply.
 	Shutdown func()
 	Hooks    Hooks
@@ -551,7 +554,8 @@ func (c *Controller) reconfigure(signal bool) error {
 		return loadErr
 	}
 	c.restoreParts(oldParts, oldDefault, signal)
-	c.adminFresh() // slurm.conf's log level and DebugFlags again
+	c.adminFresh()    // what setdebug and setdebugflags set lapses
+	c.updateLogging() // slurm.conf's level (or -v's) and DebugFlags again
 	if c.jobs != nil && c.jobs.opts.Reconfig != nil {
 		if err := c.jobs.opts.Reconfig(cfg); err != nil {
 			return err
