@@ -209,7 +209,7 @@ func (c *Controller) syncUsage(now int64) {
 		if !kept {
 			hw = hardwareOf(n)
 		}
-		cpus := n.allocCPUs(hw, u[i].CPUs, u[i].Cores, u[i].LooseCPUs)
+		cpus := n.allocCPUs(hw, u[i].CPUs, u[i].Cores, u[i].LooseCPUs, u[i].Whole)
 		if n.AllocCPUs != cpus || n.AllocMem != u[i].MemMB || n.RunJobs != u[i].RunJobs || n.CompletingJobs != u[i].CompletingJobs {
 			n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = cpus, u[i].MemMB, u[i].RunJobs, u[i].CompletingJobs
 			changed = true

@@ -378,12 +378,18 @@ func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
 // loose the CPUs of jobs without a core list (counted as they are). hw is
 // the hardware the scheduler uses for the node: the one it had at start
 // when a reconfigure changed it (real keeps its select plugin's view
-// until a restart, so CPUAlloc may exceed the new CPUTot).
-func (n *Node) allocCPUs(hw nodeHW, cpus, cores, loose uint32) uint16 {
+// until a restart, so CPUAlloc may exceed the new CPUTot). whole: a job
+// has the whole node, which takes every core of it (a --core-spec job
+// given fewer cores than the node keeps for itself shows all the node's
+// CPUs allocated, as real's job_res_add_job_to_res does).
+func (n *Node) allocCPUs(hw nodeHW, cpus, cores, loose uint32, whole bool) uint16 {
+	total := uint32(max(hw.Sockets, 1)) * uint32(max(hw.Cores, 1))
+	if whole {
+		cores = total
+	}
 	if cores == 0 {
 		return uint16(min(cpus, 0xffff))
 	}
-	total := uint32(max(hw.Sockets, 1)) * uint32(max(hw.Cores, 1))
 	if efctv := total - min(uint32(n.CoreSpecCnt), total); cores > efctv {
 		cores = efctv
 	}

@@ -23,9 +23,13 @@ type Usage struct {
 	// whole cores allocated (cons_tres counts its core bitmap), which
 	// CPUs alone does not tell under CR_CPU.
 	Cores, LooseCPUs uint32
-	MemMB            uint64
-	RunJobs          int
-	CompletingJobs   int
+	// Whole: a job holding cores here has the whole node (--exclusive,
+	// --core-spec): cons_tres marks every core of the node in its row
+	// bitmap then, whatever cores the job's own bitmap has.
+	Whole          bool
+	MemMB          uint64
+	RunJobs        int
+	CompletingJobs int
 }
 
 // NodeUsage returns the usage of every node of an n-node table, as
@@ -61,6 +65,8 @@ func (m *Manager) NodeUsage(n int) []Usage {
 				u[i].CPUs += newCPUs(&held[i], j, k)
 				if k >= len(j.NodeCores) || len(j.NodeCores[k]) == 0 {
 					u[i].LooseCPUs += j.NodeCPUs[k]
+				} else if j.Shared == 0 {
+					u[i].Whole = true
 				}
 			}
 		}
