@@ -221,6 +221,12 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 		st.Close()
 		return nil, err
 	}
+	// After the jobs: job triggers name them. 22.05 skips the triggers with -c.
+	err = ctl.AttachTriggers(ctld.TriggerOptions{StateFile: filepath.Join(dir, ctld.TriggerStateName), Recover: !cli.Clear, IgnoreState: cli.Ignore})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	return func() {
 		if err := st.Close(); err != nil {
 			log.Error(fmt.Sprintf("state close: %v", err))

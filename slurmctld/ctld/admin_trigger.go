@@ -10,57 +10,50 @@ import (
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
-// Event triggers (strigger). This controller does not implement them: it
-// keeps no trigger, so a listing is empty, setting one is refused with
-// ESLURM_NOT_SUPPORTED after 22.05's permission check, and clearing or
-// pulling finds nothing, with 22.05's answers for an empty table.
+// Event triggers (strigger): the RPCs. The table and its rules are
+// slurmctld/trigger; trigger_run.go notes events, runs the passes and
+// the programs, and saves the table.
 
-// triggerResTypeJob is TRIGGER_RES_TYPE_JOB.
-const triggerResTypeJob = 1
-
-// rpcTriggerGet is _slurm_rpc_trigger_get: anyone may list.
+// rpcTriggerGet is _slurm_rpc_trigger_get: anyone may list every
+// trigger (strigger filters).
 func (c *Controller) rpcTriggerGet(context.Context, *server.Request) *server.Response {
-	return &server.Response{MsgType: msgtype.RESPONSE_TRIGGER_GET, Body: &msg.TriggerInfo{}}
+	return &server.Response{MsgType: msgtype.RESPONSE_TRIGGER_GET, Body: &msg.TriggerInfo{Triggers: c.trig.Get()}}
 }
 
 // rpcTriggerSet is _slurm_rpc_trigger_set: SlurmUser/root only, unless
-// SlurmctldParameters has allow_user_triggers.
-func (c *Controller) rpcTriggerSet(_ context.Context, r *server.Request) *server.Response {
+// SlurmctldParameters has allow_user_triggers; then trigger_set's own
+// rules. The table is saved before the reply.
+func (c *Controller) rpcTriggerSet(ctx context.Context, r *server.Request) *server.Response {
 	cfg := c.Config()
 	if !cfg.SlurmUser(r.Identity.UID) && !cfg.Conf.SlurmctldParameters.Has("allow_user_triggers") {
 		c.log.Error(fmt.Sprintf("Security violation, REQUEST_TRIGGER_SET RPC from uid=%d", r.Identity.UID))
 		return server.RC(slurmerr.ESLURM_ACCESS_DENIED)
 	}
-	c.log.Error("REQUEST_TRIGGER_SET: event triggers are not supported by goslurm's slurmctld")
-	return server.RC(slurmerr.ESLURM_NOT_SUPPORTED)
-}
-
-// rpcTriggerClear is trigger_clear on an empty trigger table: the request
-// is validated as 22.05 does, then nothing matches (ESRCH).
-func (c *Controller) rpcTriggerClear(_ context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.TriggerInfo](r.Body)
-	if len(req.Triggers) != 1 {
-		return server.RC(errnoESRCH)
-	}
-	t := req.Triggers[0]
-	if t.ResType == triggerResTypeJob {
-		if atol(t.ResID.Value) == 0 {
-			return server.RC(slurmerr.ESLURM_INVALID_JOB_ID)
-		}
-	} else if t.TrigID == 0 && t.UserID == noVal {
-		return server.RC(errnoEINVAL)
-	}
-	return server.RC(errnoESRCH)
+	c.mu.RLock()
+	rc := c.trig.Set(c.triggerSetRequest(cfg, r.Identity.UID, r.Identity.GID, req.Triggers), c.trigCluster(), func(s string) { c.log.Info(s) })
+	c.mu.RUnlock()
+	c.saveTriggers(ctx)
+	return server.RC(rc)
 }
 
-// rpcTriggerPull is _slurm_rpc_trigger_pull: SlurmUser/root only; with no
-// trigger there is nothing to fire.
+// rpcTriggerClear is _slurm_rpc_trigger_clear: anyone, for their own
+// triggers (root for all).
+func (c *Controller) rpcTriggerClear(ctx context.Context, r *server.Request) *server.Response {
+	req := bodyOf[msg.TriggerInfo](r.Body)
+	rc := c.trig.Clear(r.Identity.UID, req.Triggers)
+	c.saveTriggers(ctx)
+	return server.RC(rc)
+}
+
+// rpcTriggerPull is _slurm_rpc_trigger_pull: SlurmUser/root only.
 func (c *Controller) rpcTriggerPull(_ context.Context, r *server.Request) *server.Response {
 	if !c.Config().SlurmUser(r.Identity.UID) {
 		c.log.Error(fmt.Sprintf("Security violation, REQUEST_TRIGGER_PULL RPC from uid=%d", r.Identity.UID))
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
 	}
-	return server.RC(0)
+	req := bodyOf[msg.TriggerInfo](r.Body)
+	return server.RC(c.trig.Pull(req.Triggers))
 }
 
 // atol is C's atol: leading blanks and sign, digits up to the first

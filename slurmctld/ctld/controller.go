@@ -22,6 +22,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/jobs"
 	"github.com/goslurm/goslurm/slurmctld/sched"
+	"github.com/goslurm/goslurm/slurmctld/trigger"
 )
 
 // Version is the Slurm release goslurm's controller reports.
@@ -98,6 +99,9 @@ type Controller struct {
 	kick  chan struct{}
 
 	diag ctldDiag // sdiag's statistics (diag.go)
+
+	trig  *trigger.Manager // event triggers (admin_trigger.go, trigger_run.go)
+	trigS trigState
 }
 
 // New builds a controller from its configuration.
@@ -120,6 +124,8 @@ func New(opts Options) (*Controller, error) {
 		}
 	}
 	c.boot = c.now().Unix()
+	c.trig = trigger.New()
+	c.trig.Log = c.triggerLog
 	c.diag.stats.init(c.boot)
 	c.diag.rpc.clear()
 	if err := c.load(opts.Config, nil, false); err != nil {
@@ -564,6 +570,9 @@ func (c *Controller) reconfigure(signal bool) error {
 	if c.jobs != nil {
 		c.jobs.m.RestoreLicenses(c.cfg.Conf.LicenseList, c.now().Unix())
 	}
+	if loadErr == nil {
+		c.trig.Reconfig()
+	}
 	return loadErr
 }
 
@@ -592,10 +601,14 @@ func (c *Controller) Run(ctx context.Context) {
 	if ctrl != nil {
 		c.inControl(ctx, ctrl, &wg)
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		c.runResv(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		c.runTriggers(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -626,6 +639,13 @@ func expandNodes(expr string) ([]string, error) {
 // entering standby again).
 func (c *Controller) inControl(ctx context.Context, ctrl *Control, wg *sync.WaitGroup) {
 	cfg := c.Config()
+	if ctrl.Index == 0 {
+		c.trig.PrimaryCtldResCtrl()
+		c.trig.PrimaryCtldResOp()
+	} else {
+		c.trig.PrimaryCtldFail()
+		c.trig.BackupCtldAsCtrl()
+	}
 	RunPrimaryProg(cfg, true, c.log)
 	wg.Add(1)
 	go func() {

@@ -211,6 +211,9 @@ func (c *Controller) syncUsage(now int64) {
 		}
 		cpus := n.allocCPUs(hw, u[i].CPUs, u[i].Cores, u[i].LooseCPUs, u[i].Whole)
 		if n.AllocCPUs != cpus || n.AllocMem != u[i].MemMB || n.RunJobs != u[i].RunJobs || n.CompletingJobs != u[i].CompletingJobs {
+			if n.RunJobs+n.CompletingJobs > 0 && u[i].RunJobs+u[i].CompletingJobs == 0 && (n.IsDrain() || n.IsFail()) {
+				c.trig.NodeDrained(n.Index) // make_node_idle's trigger_node_drained
+			}
 			n.AllocCPUs, n.AllocMem, n.RunJobs, n.CompletingJobs = cpus, u[i].MemMB, u[i].RunJobs, u[i].CompletingJobs
 			changed = true
 		}

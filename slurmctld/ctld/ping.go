@@ -224,6 +224,7 @@ func (c *Controller) nodeDidResp(r forward.Result) {
 		n.LastBusy = now
 		n.State = msg.NodeStateIdle | flags
 		c.log.Info(fmt.Sprintf("node_did_resp: node %s returned to service", n.Name))
+		c.trigNodeUp(n)
 		c.lastNodeUpdate = now
 		if !n.IsDrain() && !n.IsFail() {
 			nodeUp(n)

@@ -244,6 +244,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		n.NextState = noVal
 		n.resuming = false
 		c.log.Info(fmt.Sprintf("node %s returned to service", n.Name))
+		c.trigNodeUp(n)
 		if !n.IsDrain() && !n.IsDown() && !n.IsFail() {
 			nodeUp(n)
 		}
@@ -283,6 +284,7 @@ func (c *Controller) drainNode(n *Node, reason string, uid uint32, now int64) {
 	}
 	n.State |= msg.NodeStateDrain
 	c.log.Info(fmt.Sprintf("drain_nodes: node %s state set to DRAIN", n.Name))
+	c.trigNodeDrained(n)
 	if n.Reason == "" || strings.HasPrefix(n.Reason, "Not responding") {
 		n.Reason, n.ReasonTime, n.ReasonUID = reason, now, uid
 	}
@@ -294,6 +296,7 @@ func (c *Controller) makeNodeDown(n *Node) {
 	n.State = msg.NodeStateDown | (n.State &^ msg.NodeStateBase &^ msg.NodeStateCompleting)
 	n.Owner = noVal
 	c.lastNodeUpdate = c.now().Unix()
+	c.trigNodeDown(n)
 }
 
 // setNodeDown is set_node_down_ptr: DOWN with reason (kept if an admin

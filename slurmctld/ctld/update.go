@@ -22,6 +22,7 @@ func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
 	}
 	rc, up := c.UpdateNode(req, r.Identity.UID)
+	c.trig.Reconfig()
 	if rc != 0 {
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(rc)))
 	}
@@ -303,6 +304,9 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 		c.makeNodeDown(n)
 		n.State = msg.NodeStateFuture
 	case state == msg.NodeStateIdle:
+		if n.IsDown() {
+			c.trigNodeUp(n)
+		}
 		if n.IsDown() || (n.IsIdle() && (n.IsDrain() || n.IsFail())) {
 			nodeUp(n)
 			acctUpdated = true
@@ -314,6 +318,7 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
 		n.State |= state
 		state = n.State
+		c.trigNodeDrained(n)
 	case state == msg.NodeStateNoRespond:
 		n.State |= msg.NodeStateNoRespond
 		state = base
