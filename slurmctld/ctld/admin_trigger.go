@@ -55,25 +55,3 @@ func (c *Controller) rpcTriggerPull(_ context.Context, r *server.Request) *serve
 	req := bodyOf[msg.TriggerInfo](r.Body)
 	return server.RC(c.trig.Pull(req.Triggers))
 }
-
-// atol is C's atol: leading blanks and sign, digits up to the first
-// other character, 0 when there are none.
-func atol(s string) int64 {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
-		i++
-	}
-	var v int64
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		v = v*10 + int64(s[i]-'0')
-	}
-	if neg {
-		return -v
-	}
-	return v
-}

@@ -81,7 +81,7 @@ func (c *Controller) AttachTriggers(o TriggerOptions) error {
 	}
 	if err != nil {
 		if !o.IgnoreState {
-			return fmt.Errorf("Incomplete trigger data checkpoint file %s: %w (start with -i to ignore this)", o.StateFile, err)
+			return fmt.Errorf("incomplete trigger data checkpoint file %s: %w (start with -i to ignore this)", o.StateFile, err)
 		}
 		c.log.Error(fmt.Sprintf("Incomplete trigger data checkpoint file: %v", err))
 	}

@@ -49,7 +49,7 @@ func (m *Manager) Snapshot() (State, uint64) {
 
 // ErrState is a saved table that cannot be restored (22.05's "Incomplete
 // trigger record").
-var ErrState = errors.New("Incomplete trigger record")
+var ErrState = errors.New("incomplete trigger record")
 
 // Restore replaces the table with a saved one (trigger_state_restore).
 // Each trigger comes back as it was set, in the state it was in (a
