@@ -237,6 +237,9 @@ func TestTriggers(t *testing.T) {
 		t.Errorf("get: %#v", r.Body)
 	}
 	one := func(tr msg.Trigger) *msg.TriggerInfo { return &msg.TriggerInfo{Triggers: []msg.Trigger{tr}} }
+	down := func(nodes, program string) *msg.TriggerInfo {
+		return one(msg.Trigger{ResType: 2, ResID: msg.Str(nodes), TrigType: 2, Offset: 0x8000, UserID: noVal, Program: msg.Str(program)})
+	}
 	for _, tc := range []struct {
 		name string
 		uid  uint32
@@ -244,20 +247,34 @@ func TestTriggers(t *testing.T) {
 		body *msg.TriggerInfo
 		rc   uint32
 	}{
-		{"set by a user", 1000, msgtype.REQUEST_TRIGGER_SET, one(msg.Trigger{ResType: 2}), slurmerr.ESLURM_ACCESS_DENIED},
-		{"set by root", 0, msgtype.REQUEST_TRIGGER_SET, one(msg.Trigger{ResType: 2}), slurmerr.ESLURM_NOT_SUPPORTED},
+		{"set by a user", 1000, msgtype.REQUEST_TRIGGER_SET, down("*", "/bin/true"), slurmerr.ESLURM_ACCESS_DENIED},
+		{"set by root", 0, msgtype.REQUEST_TRIGGER_SET, down("n1", "/bin/true"), 0},
+		{"set again", 0, msgtype.REQUEST_TRIGGER_SET, down("n1", "/bin/true"), slurmerr.ESLURM_TRIGGER_DUP},
+		{"unknown node", 0, msgtype.REQUEST_TRIGGER_SET, down("n9", "/bin/true"), slurmerr.ESLURM_INVALID_NODE_NAME},
+		{"not a program", 0, msgtype.REQUEST_TRIGGER_SET, down("*", "/nonexistent"), slurmerr.ESLURM_ACCESS_DENIED},
+		{"unknown job", 0, msgtype.REQUEST_TRIGGER_SET, one(msg.Trigger{ResType: 1, ResID: msg.Str("12"), TrigType: 16, Program: msg.Str("/bin/true")}), slurmerr.ESLURM_INVALID_JOB_ID},
 		{"clear by id", 1000, msgtype.REQUEST_TRIGGER_CLEAR, one(msg.Trigger{TrigID: 7, UserID: noVal}), errnoESRCH},
+		{"clear another's", 1000, msgtype.REQUEST_TRIGGER_CLEAR, one(msg.Trigger{TrigID: 1, UserID: noVal}), slurmerr.ESLURM_ACCESS_DENIED},
 		{"clear job 0", 0, msgtype.REQUEST_TRIGGER_CLEAR, one(msg.Trigger{ResType: 1, ResID: msg.Str("x")}), slurmerr.ESLURM_INVALID_JOB_ID},
 		{"clear nothing named", 0, msgtype.REQUEST_TRIGGER_CLEAR, one(msg.Trigger{UserID: noVal}), errnoEINVAL},
 		{"clear two", 0, msgtype.REQUEST_TRIGGER_CLEAR, &msg.TriggerInfo{Triggers: make([]msg.Trigger, 2)}, errnoESRCH},
 		{"pull by a user", 1000, msgtype.REQUEST_TRIGGER_PULL, one(msg.Trigger{}), slurmerr.ESLURM_USER_ID_MISSING},
+		{"pull a node event", 0, msgtype.REQUEST_TRIGGER_PULL, one(msg.Trigger{ResType: 2}), errnoEINVAL},
 	} {
 		if rc := adminRC(t, adminServe(c, tc.uid, tc.mt, tc.body)); rc != tc.rc {
 			t.Errorf("%s: rc %d, want %d", tc.name, rc, tc.rc)
 		}
 	}
+	got := adminServe(c, 1000, msgtype.REQUEST_TRIGGER_GET, &msg.TriggerInfo{}).Body.(*msg.TriggerInfo).Triggers
+	if len(got) != 1 || got[0].TrigID != 1 || got[0].ResID.Value != "n1" || got[0].UserID != 0 {
+		t.Errorf("get: %+v", got)
+	}
+	if rc := adminRC(t, adminServe(c, 0, msgtype.REQUEST_TRIGGER_CLEAR, one(msg.Trigger{TrigID: 1, UserID: noVal}))); rc != 0 {
+		t.Errorf("clear by root: rc %d", rc)
+	}
+	// SlurmUser is root: with allow_user_triggers anyone may set one.
 	c2, _, _, _ := adminController(t, "SlurmctldParameters=allow_user_triggers\n", "")
-	if rc := adminRC(t, adminServe(c2, 1000, msgtype.REQUEST_TRIGGER_SET, one(msg.Trigger{ResType: 2}))); rc != slurmerr.ESLURM_NOT_SUPPORTED {
+	if rc := adminRC(t, adminServe(c2, 1000, msgtype.REQUEST_TRIGGER_SET, down("*", "/bin/true"))); rc != 0 {
 		t.Errorf("set by a user with allow_user_triggers: rc %d", rc)
 	}
 }

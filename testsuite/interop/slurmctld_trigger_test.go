@@ -112,7 +112,7 @@ func TestSlurmctldTriggerCommands(t *testing.T) {
 		root("strigger", "--get"),
 		nobody("strigger", "--get", "--down"),
 		root("strigger", "--get", "--user=nobody"),
-		root("strigger", "--get", "--id=3", "-n"),
+		root("strigger", "--get", "--id=3", "--noheader"),
 		nobody("strigger", "--clear", "--id=1"),
 		nobody("strigger", "--clear", "--user=root"),
 		root("strigger", "--clear", "--id=99"),
@@ -176,7 +176,7 @@ func TestSlurmctldTriggerRecovery(t *testing.T) {
 		t.Errorf("a trigger after restart: %s", o)
 	}
 	// As 22.05: the next id follows the highest recovered one.
-	if o := ctldRun(c, "strigger", "--get", "--id=3", "-n"); !strings.HasPrefix(strings.TrimSpace(o), "3 ") {
+	if o := ctldRun(c, "strigger", "--get", "--id=3", "--noheader"); !strings.HasPrefix(strings.TrimSpace(o), "3 ") {
 		t.Errorf("ids after restart go on from the highest: %s", o)
 	}
 	ctldRun(c, "scontrol", "update", "NodeName=n1", "State=DOWN", "Reason=trig")
