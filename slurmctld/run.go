@@ -721,6 +721,7 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 					return
 				case <-t.C:
 					_ = peers.Relinquish(ctx, ctld.ControlTimeout, true)
+					ctl.BackupSilent(peers.Silent(ctx))
 				}
 			}
 		}()

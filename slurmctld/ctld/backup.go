@@ -160,6 +160,34 @@ func (p *Peers) PingHigher(ctx context.Context) bool {
 	return false
 }
 
+// Silent is ping_controllers(true) from the controller in control: the
+// indexes of the other controllers that do not answer
+// REQUEST_CONTROL_STATUS.
+func (p *Peers) Silent(ctx context.Context) []int {
+	n := len(p.Client.Controllers)
+	ok := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		if i == p.Index {
+			ok[i] = true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, ok[i] = p.status(ctx, i)
+		}()
+	}
+	wg.Wait()
+	var out []int
+	for i, b := range ok {
+		if !b {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // Relinquish asks the other controllers to give up control, in parallel,
 // each within timeout: those before this one get REQUEST_SHUTDOWN
 // (slurmctld only), those after it REQUEST_CONTROL (they save their state

@@ -222,6 +222,14 @@ func (c *Controller) trigNodeDrained(n *Node) {
 	}
 }
 
+// BackupSilent notes that backup controllers did not answer the
+// controller in control's ping (trigger_backup_ctld_fail).
+func (c *Controller) BackupSilent(idx []int) {
+	if len(idx) > 0 {
+		c.trig.BackupCtldFail()
+	}
+}
+
 // runTriggers is the trigger part of 22.05's background loop: a pass
 // every Interval seconds, its programs started outside the lock.
 func (c *Controller) runTriggers(ctx context.Context) {

@@ -27,6 +27,7 @@ var purePackages = []string{
 	"./hostlist/...",
 	"./conf/...",
 	"./slurmctld/sched/...",
+	"./slurmctld/trigger/...",
 	"./protocol/pack/...",
 	"./protocol/codec/...",
 	"./protocol/msgtype/...",
