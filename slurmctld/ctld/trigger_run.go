@@ -33,7 +33,6 @@ type trigState struct {
 	file   string
 	saved  uint64
 	logOn  atomic.Bool // DebugFlags=Triggers, read before each pass
-	procs  sync.WaitGroup
 }
 
 // TriggerOptions configure AttachTriggers.
@@ -294,9 +293,7 @@ func (c *Controller) runTriggerProgram(l trigger.Launch, slurmUID uint32) {
 		c.log.Error(fmt.Sprintf("trigger: %s: %v", l.Path, err))
 		return
 	}
-	c.trigS.procs.Add(1)
 	go func() {
-		defer c.trigS.procs.Done()
 		timer := time.AfterFunc(trigger.MaxProgTime*time.Second, func() {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		})

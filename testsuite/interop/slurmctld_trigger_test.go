@@ -154,7 +154,9 @@ func TestSlurmctldTriggerCommands(t *testing.T) {
 func TestSlurmctldTriggerRecovery(t *testing.T) {
 	c, ours := ctldJobsStart(t, ctldharness.Options{Nodes: 2})
 	f := newTriggerFixture(t)
+	job := strconv.FormatUint(uint64(ctldSbatch(t, c, "-o", "/dev/null", "--wrap", "sleep 300")), 10)
 	for _, a := range [][]string{
+		{"strigger", "--set", "--jobid=" + job, "--fini", "--program=" + f.prog + " fini"},
 		{"strigger", "--set", "--node=n1", "--down", "--program=" + f.prog + " down"},
 		{"strigger", "--set", "--node=n2", "--drained", "--flags=perm", "--offset=2", "--program=" + f.prog + " drained"},
 		{"strigger", "--set", "--primary_slurmdbd_failure", "--program=" + f.prog},
@@ -163,7 +165,7 @@ func TestSlurmctldTriggerRecovery(t *testing.T) {
 			t.Fatalf("%v: %s", a, o)
 		}
 	}
-	if o := ctldRun(c, "strigger", "--clear", "--id=3"); o != "" {
+	if o := ctldRun(c, "strigger", "--clear", "--id=4"); o != "" {
 		t.Fatalf("clear: %s", o)
 	}
 	before := ctldRun(c, "strigger", "--get")
@@ -176,13 +178,14 @@ func TestSlurmctldTriggerRecovery(t *testing.T) {
 		t.Errorf("a trigger after restart: %s", o)
 	}
 	// As 22.05: the next id follows the highest recovered one.
-	if o := ctldRun(c, "strigger", "--get", "--id=3", "--noheader"); !strings.HasPrefix(strings.TrimSpace(o), "3 ") {
+	if o := ctldRun(c, "strigger", "--get", "--id=4", "--noheader"); !strings.HasPrefix(strings.TrimSpace(o), "4 ") {
 		t.Errorf("ids after restart go on from the highest: %s", o)
 	}
 	ctldRun(c, "scontrol", "update", "NodeName=n1", "State=DOWN", "Reason=trig")
 	ctldRun(c, "scontrol", "update", "NodeName=n2", "State=DRAIN", "Reason=trig")
-	got := f.waitLines(t, c, 2)
-	want := []string{"down n1 uid=0", "drained n2 uid=0"}
+	ctldRun(c, "scancel", job)
+	got := f.waitLines(t, c, 3)
+	want := []string{"down n1 uid=0", "drained n2 uid=0", "fini " + job + " uid=0"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("fired after restart: %q, want %q", got, want)
 	}
