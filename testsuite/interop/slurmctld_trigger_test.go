@@ -190,3 +190,41 @@ func TestSlurmctldTriggerRecovery(t *testing.T) {
 		t.Errorf("fired after restart: %q, want %q", got, want)
 	}
 }
+
+// TestSlurmctldTriggerRestart compares the two across a restart: the
+// triggers come back, and a starting primary fires the resumed control
+// and resumed operation triggers (set after the first pass, whose
+// all-nodes idle trigger shows it ran, so the first start does not
+// fire them).
+func TestSlurmctldTriggerRestart(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	f := newTriggerFixture(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2})
+	prog := func(word string) string { return "--program=" + f.prog + " " + word }
+	run := func(bin string, firstArgs ...string) string {
+		f.reset(t)
+		c.Start(bin, firstArgs...)
+		defer c.Stop()
+		var b strings.Builder
+		step := func(args ...string) { fmt.Fprintf(&b, "== %s\n%s", strings.Join(args, " "), ctldRun(c, args...)) }
+		step("strigger", "--set", "--idle", prog("idle"))
+		f.waitLines(t, c, 1)
+		step("strigger", "--set", "--primary_slurmctld_resumed_operation", prog("resop"))
+		step("strigger", "--set", "--primary_slurmctld_resumed_control", "--flags=perm", prog("resctrl"))
+		step("strigger", "--set", "--node=n1", "--down", "--offset=100", prog("down"))
+		step("strigger", "--get")
+		c.StopCtld()
+		c.StartCtld(bin)
+		step("strigger", "--get")
+		fmt.Fprintf(&b, "fired:\n%s\n", strings.Join(f.waitLines(t, c, 3), "\n"))
+		step("strigger", "--get")
+		return b.String()
+	}
+	want := run(real, "-c", "-i")
+	got := run(ours, "-c")
+	t.Logf("real slurmctld:\n%s", want)
+	if want != got {
+		t.Errorf("differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
+}
