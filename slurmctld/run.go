@@ -721,6 +721,24 @@ func (d *daemon) control(cli *CLI) (resume bool, code int) {
 					return
 				case <-t.C:
 					_ = peers.Relinquish(ctx, ctld.ControlTimeout, true)
+				}
+			}
+		}()
+	}
+	if timeout := time.Duration(cfg.Conf.SlurmctldTimeout) * time.Second; timeout > 0 && len(peers.Client.Controllers) > 1 {
+		// ping_controllers(true): whoever is in control pings the
+		// others; one that does not answer fires the backup failure
+		// triggers (the primary too, once a backup is in control).
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			t := time.NewTicker(timeout + time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
 					ctl.BackupSilent(peers.Silent(ctx))
 				}
 			}

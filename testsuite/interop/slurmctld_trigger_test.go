@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goslurm/goslurm/testsuite/ctldharness"
+	"github.com/goslurm/goslurm/testsuite/oracle"
 )
 
 // triggerFixture is a directory nobody can use, holding a trigger
@@ -226,5 +227,66 @@ func TestSlurmctldTriggerRestart(t *testing.T) {
 	t.Logf("real slurmctld:\n%s", want)
 	if want != got {
 		t.Errorf("differs:\n--- real slurmctld\n%s--- ours\n%s", want, got)
+	}
+}
+
+// TestSlurmctldTriggerBackup compares a pair of real controllers and a
+// pair of ours: the backup that takes over from a killed primary fires
+// the primary failure and backup in control triggers set on the primary,
+// and the backup failure one (its ping of the dead primary fails).
+func TestSlurmctldTriggerBackup(t *testing.T) {
+	if !ctldharness.HAAvailable() {
+		oracle.Unavailable(t, "unshare --uts --mount is not available")
+	}
+	impls := []struct {
+		name string
+		bin  func() string
+	}{
+		{"real", func() string { return ctldharness.RealSbin(t, "slurmctld") }},
+		{"ours", func() string { return ctldBuildOurs(t) }},
+	}
+	var got [2]string
+	f := newTriggerFixture(t)
+	for i, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			bin := impl.bin()
+			f.reset(t)
+			c := ctldharness.New(t, ctldharness.Options{Nodes: 1, ExtraConf: []string{"SlurmctldTimeout=6"}})
+			c.SetControllers(backupCtls)
+			c.StartHA(backupCtls, []string{bin, bin}, "-c")
+			defer c.Stop()
+			defer c.CheckRaces()
+			backupWaitPing(t, c, backupPing(true, true))
+			var b strings.Builder
+			step := func(args ...string) { fmt.Fprintf(&b, "== %s\n%s", strings.Join(args, " "), ctldRun(c, args...)) }
+			step("strigger", "--set", "--primary_slurmctld_failure", "--program="+f.prog+" pfail")
+			step("strigger", "--set", "--backup_slurmctld_assumed_control", "--program="+f.prog+" bctl")
+			step("strigger", "--set", "--backup_slurmctld_failure", "--program="+f.prog+" bfail")
+			// Real saves its state in the background: wait for the file.
+			if err := c.Poll(60*time.Second, func() bool {
+				for _, name := range []string{"trigger_state", "trigger_state.json"} {
+					if data, _ := os.ReadFile(filepath.Join(c.Dir, "state", name)); strings.Contains(string(data), "bfail") {
+						return true
+					}
+				}
+				return false
+			}); err != nil {
+				t.Fatalf("trigger state not saved: %v", err)
+			}
+			c.KillProc("slurmctld-ctld1")
+			backupWaitControl(t, c)
+			// The backup in control pings the dead primary too: the
+			// backup failure trigger fires as well, as in 22.05.
+			fmt.Fprintf(&b, "fired:\n%s\n", strings.Join(f.waitLines(t, c, 3), "\n"))
+			step("strigger", "--get")
+			got[i] = b.String()
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	t.Logf("real slurmctld:\n%s", got[0])
+	if got[0] != got[1] {
+		t.Errorf("differs:\n--- real slurmctld\n%s--- ours\n%s", got[0], got[1])
 	}
 }
