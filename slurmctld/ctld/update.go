@@ -16,13 +16,15 @@ import (
 // rpcUpdateNode is _slurm_rpc_update_node.
 func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.UpdateNodeRequest](r.Body)
+	// 22.05 notes a reconfig event after every node update RPC, refused
+	// or not.
+	defer c.trig.Reconfig()
 	if !c.Config().SuperUser(r.Identity.UID) {
 		c.log.Error(fmt.Sprintf("Security violation, UPDATE_NODE RPC from uid=%d", r.Identity.UID))
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(slurmerr.ESLURM_USER_ID_MISSING)))
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
 	}
 	rc, up := c.UpdateNode(req, r.Identity.UID)
-	c.trig.Reconfig()
 	if rc != 0 {
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(rc)))
 	}
