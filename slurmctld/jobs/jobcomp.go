@@ -26,12 +26,12 @@ func (m *Manager) jobComp(j *Job) {
 		rec := m.jobCompRecord(j)
 		m.addScript(Script{Kind: ScriptJobCompFile, JobID: j.ID, Path: m.cfg.Hooks.JobCompLoc,
 			complete: func(s *Script, cl *Cluster) {
-				lim := "UNLIMITED"
+				rec.TimeLimit = "UNLIMITED"
 				if l, ok := limit(cl); ok {
-					lim = strconv.FormatUint(uint64(l), 10)
+					rec.TimeLimit = strconv.FormatUint(uint64(l), 10)
 				}
-				rec := strings.Replace(rec, "\x00LIMIT\x00", lim, 1)
-				s.Line = strings.Replace(rec, "\x00TRES\x00", m.tresReq(&jc, cl), 1)
+				rec.Tres = m.tresReq(&jc, cl)
+				s.Line = rec.line()
 			}})
 	case "jobcomp/script":
 		env := m.jobCompEnv(j)
@@ -148,9 +148,67 @@ func exitPair(st uint32) string {
 	return "0:0"
 }
 
-// jobCompRecord builds jobcomp_filetxt's record with placeholders for the
-// time limit and the TRES.
-func (m *Manager) jobCompRecord(j *Job) string {
+// compRecord is one jobcomp/filetxt record, field by field, each as the
+// plugin prints it.
+type compRecord struct {
+	JobID, UID, GID                         uint32
+	User, Group, Name, State, Partition     string
+	TimeLimit, Start, End, Nodes            string
+	NodeCnt, ProcCnt                        uint32
+	WorkDir, Resv, Tres, Account, QOS       string
+	WcKey, Cluster, Submit, Eligible, Array string
+	DerivedEC, ExitCode                     string
+}
+
+// compRecordMax is the size of jobcomp_filetxt's record buffer: a
+// longer record is cut to one byte less (its newline lost with it).
+const compRecordMax = 1024
+
+// cString is how C prints a Go string with %s: up to its first NUL.
+func cString(s string) string {
+	if k := strings.IndexByte(s, 0); k >= 0 {
+		return s[:k]
+	}
+	return s
+}
+
+// cName is a name printed from a 32-byte buffer (_get_user_name,
+// _get_group_name): at most 31 bytes.
+func cName(s string) string {
+	s = cString(s)
+	if len(s) > 31 {
+		s = s[:31]
+	}
+	return s
+}
+
+// line is the record as jobcomp_p_log_record writes it (JOB_FORMAT):
+// every field printed as it is, user text included (a name may hold
+// spaces, '=' or a newline: C's %s prints them, up to a NUL).
+func (r *compRecord) line() string {
+	var b strings.Builder
+	u := func(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+	for _, f := range [...]string{
+		"JobId=", u(r.JobID), " UserId=", cName(r.User), "(", u(r.UID), ") GroupId=", cName(r.Group), "(", u(r.GID),
+		") Name=", r.Name, " JobState=", r.State, " Partition=", r.Partition, " TimeLimit=", r.TimeLimit,
+		" StartTime=", r.Start, " EndTime=", r.End, " NodeList=", r.Nodes, " NodeCnt=", u(r.NodeCnt),
+		" ProcCnt=", u(r.ProcCnt), " WorkDir=", r.WorkDir, " ReservationName=", r.Resv, " Tres=", r.Tres,
+		" Account=", r.Account, " QOS=", r.QOS, " WcKey=", r.WcKey, " Cluster=", r.Cluster,
+		" SubmitTime=", r.Submit, " EligibleTime=", r.Eligible, r.Array,
+		" DerivedExitCode=", r.DerivedEC, " ExitCode=", r.ExitCode, " \n",
+	} {
+		b.WriteString(cString(f))
+	}
+	s := b.String()
+	if len(s) >= compRecordMax {
+		s = s[:compRecordMax-1]
+	}
+	return s
+}
+
+// jobCompRecord takes jobcomp_filetxt's record of j as it ends; the time
+// limit and the TRES need the cluster view and are filled in later.
+func (m *Manager) jobCompRecord(j *Job) compRecord {
 	var start string
 	switch {
 	case j.ResizeTime != 0:
@@ -179,12 +237,10 @@ func (m *Manager) jobCompRecord(j *Job) string {
 	if j.ArrayJobID != 0 && j.ArrayTaskID != NoVal {
 		array = fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%d", j.ArrayJobID, j.ArrayTaskID)
 	}
-	head := fmt.Sprintf("JobId=%d UserId=%s(%d) GroupId=%s(%d) Name=%s JobState=%s Partition=%s TimeLimit=",
-		j.ID, m.userName(j), j.UserID, m.groupName(j.GroupID), j.GroupID, orNull(j.Name), jobStateBaseName(j),
-		orNull(part))
-	mid := fmt.Sprintf(" StartTime=%s EndTime=%s NodeList=%s NodeCnt=%d ProcCnt=%d WorkDir=%s ReservationName=%s Tres=\x00TRES\x00",
-		start, compTime(j.EndTime), orNull(j.nodeList()), len(j.Nodes), j.TotalCPUs, workDir, j.Reservation)
-	tail := fmt.Sprintf(" Account=%s QOS=%s WcKey=%s Cluster=%s SubmitTime=%s EligibleTime=%s%s DerivedExitCode=%s ExitCode=%s \n",
-		j.Account, j.QOS, "", "unknown", submit, eligible, array, exitPair(j.DerivedEC), exitPair(j.ExitCode))
-	return head + "\x00LIMIT\x00" + mid + tail
+	return compRecord{JobID: j.ID, UID: j.UserID, GID: j.GroupID,
+		User: m.userName(j), Group: m.groupName(j.GroupID), Name: orNull(j.Name), State: jobStateBaseName(j),
+		Partition: orNull(part), Start: start, End: compTime(j.EndTime), Nodes: orNull(j.nodeList()),
+		NodeCnt: uint32(len(j.Nodes)), ProcCnt: j.TotalCPUs, WorkDir: workDir, Resv: j.Reservation,
+		Account: j.Account, QOS: j.QOS, Cluster: "unknown", Submit: submit, Eligible: eligible, Array: array,
+		DerivedEC: exitPair(j.DerivedEC), ExitCode: exitPair(j.ExitCode)}
 }
