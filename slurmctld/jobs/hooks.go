@@ -270,28 +270,6 @@ func secsString(s int64) string {
 // jobStateBaseName is job_state_string of the base state.
 func jobStateBaseName(j *Job) string { return jobStateString(j.State & msg.JobStateBase) }
 
-// arrayEnvSup is the environment the controller adds to an array's jobs
-// at submission (_create_job_array's env_sup): the task count, lowest and
-// highest task id and the step of --array.
-func (m *Manager) arrayEnvSup(j *Job) []string {
-	meta := m.jobs[j.ArrayJobID]
-	if meta == nil || meta.Array == nil || meta.Array.Spec == "" {
-		return nil
-	}
-	tasks, _, ok := parseArray(meta.Array.Spec, ^uint32(0))
-	if !ok {
-		return nil
-	}
-	step := 1
-	if i := strings.IndexByte(meta.Array.Spec, ':'); i >= 0 {
-		step = atoiPrefix(meta.Array.Spec[i+1:])
-	}
-	return []string{fmt.Sprintf("SLURM_ARRAY_TASK_COUNT=%d", len(tasks)),
-		fmt.Sprintf("SLURM_ARRAY_TASK_MIN=%d", tasks[0]),
-		fmt.Sprintf("SLURM_ARRAY_TASK_MAX=%d", tasks[len(tasks)-1]),
-		fmt.Sprintf("SLURM_ARRAY_TASK_STEP=%d", step)}
-}
-
 // atoiPrefix is atoi: the leading digits of s, 0 without any.
 func atoiPrefix(s string) int {
 	n := 0

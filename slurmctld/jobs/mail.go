@@ -130,8 +130,8 @@ func (m *Manager) firstArrayTask(j *Job) bool {
 	if j.ArrayJobID == 0 || j.ArrayTaskID == NoVal {
 		return true
 	}
-	for _, o := range m.jobs {
-		if o != j && o.ArrayJobID == j.ArrayJobID && o.ArrayTaskID != NoVal && !o.Pending() {
+	for o := range m.arrayRecords(j.ArrayJobID) {
+		if o != j && o.ArrayTaskID != NoVal && !o.Pending() {
 			return false
 		}
 	}
@@ -148,8 +148,8 @@ func (m *Manager) mailOnStart(j *Job, now int64) {
 // arrayFinished is test_job_array_finished: no task of the array is
 // pending or running any more.
 func (m *Manager) arrayFinished(arrayID uint32) bool {
-	for _, o := range m.jobs {
-		if (o.ID == arrayID || o.ArrayJobID == arrayID) && !o.Finished() {
+	for o := range m.arrayRecords(arrayID) {
+		if !o.Finished() {
 			return false
 		}
 	}
@@ -203,10 +203,7 @@ func (m *Manager) mailArrayEnd(j *Job, requeue bool, now int64) {
 // lowest and highest raw exit status of its tasks.
 func (m *Manager) arrayExitRange(arrayID uint32) (lo, hi uint32) {
 	first := true
-	for _, o := range m.jobs {
-		if o.ID != arrayID && o.ArrayJobID != arrayID {
-			continue
-		}
+	for o := range m.arrayRecords(arrayID) {
 		if first || o.ExitCode < lo {
 			lo = o.ExitCode
 		}

@@ -213,7 +213,8 @@ type Manager struct {
 	billing billingTable
 
 	jobs   map[uint32]*Job
-	order  []uint32 // ids, ascending: deterministic iteration
+	arrays arrayIndex // records by array (array_index.go)
+	order  []uint32   // ids, ascending: deterministic iteration
 	sorted bool
 	nextID uint32
 
@@ -288,6 +289,7 @@ func (m *Manager) sortOrder() {
 
 func (m *Manager) insert(j *Job) {
 	m.jobs[j.ID] = j
+	m.arrays.add(j)
 	if m.sorted && (len(m.order) == 0 || m.order[len(m.order)-1] < j.ID) {
 		m.order = append(m.order, j.ID)
 	} else {
@@ -296,6 +298,9 @@ func (m *Manager) insert(j *Job) {
 }
 
 func (m *Manager) remove(id uint32) {
+	if j := m.jobs[id]; j != nil {
+		m.arrays.drop(j)
+	}
 	delete(m.jobs, id)
 	m.sorted = false
 }

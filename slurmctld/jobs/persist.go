@@ -252,7 +252,7 @@ func (m *Manager) LoadSnapshot(_ uint64, r io.Reader) error {
 		}
 		decode = gob.NewDecoder(rest).Decode
 	}
-	m.jobs = map[uint32]*Job{}
+	m.jobs, m.arrays = map[uint32]*Job{}, nil
 	m.order, m.sorted = nil, false
 	for i := 0; i < h.Count; i++ {
 		j := new(Job)

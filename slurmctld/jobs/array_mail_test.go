@@ -1,0 +1,145 @@
+package jobs
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+// arrayMails runs a 4-task array (--array=0-3:1 --mail-type=mailType)
+// through its life, tasks ending with the exit codes rcs, and returns
+// each mail as "subject|SLURM_ARRAY_TASK_COUNT|SLURM_JOB_EXIT_CODE_MIN..MAX".
+func arrayMails(t *testing.T, mailType uint16, rcs []uint32) []string {
+	t.Helper()
+	m := hookManager(HookConfig{MailProg: "/bin/mail"})
+	cl := testCluster()
+	// Another array and plain jobs in the table: their records must not
+	// count for this array.
+	// (held, so the array's tasks have the nodes).
+	other := batchDesc(alice)
+	other.ArrayInx, other.Priority = msg.Str("0-1"), 0
+	mustSubmit(t, m, cl, other, alice, t0)
+	plain := batchDesc(alice)
+	plain.Priority = 0
+	mustSubmit(t, m, cl, plain, alice, t0)
+	d := batchDesc(alice)
+	d.ArrayInx = msg.Str("0-3:1")
+	d.MailType = mailType
+	meta := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0+5)
+	var ids []uint32
+	for _, j := range m.Jobs() {
+		if j.ArrayJobID == meta {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) != len(rcs) {
+		t.Fatalf("%d tasks running, want %d", len(ids), len(rcs))
+	}
+	for i, id := range ids {
+		finishJob(t, m, cl, id, rcs[i], t0+60+int64(i))
+	}
+	var got []string
+	for _, s := range scriptsOf(m.TakeScripts(cl), ScriptMail) {
+		cnt, _ := envValue(s.Env, "SLURM_ARRAY_TASK_COUNT")
+		lo, _ := envValue(s.Env, "SLURM_JOB_EXIT_CODE_MIN")
+		hi, _ := envValue(s.Env, "SLURM_JOB_EXIT_CODE_MAX")
+		got = append(got, s.Argv[2]+"|"+cnt+"|"+lo+".."+hi)
+	}
+	return got
+}
+
+// TestArrayMails: the mails of an array with and without ARRAY_TASKS:
+// one summary for the whole array at its end (FAIL when a task failed),
+// or every task's own mails. The expectations are what the code made
+// before the array index (array_index.go): the index changes no mail.
+func TestArrayMails(t *testing.T) {
+	cases := []struct {
+		name     string
+		mailType uint16
+		rcs      []uint32
+		want     []string
+	}{
+		{"summary ok", MailBegin | MailEnd, []uint32{0, 0, 0, 0}, []string{
+			"Slurm Array Summary Job_id=3_* (3) Name=job Began||..",
+			"Slurm Array Summary Job_id=3_* (3) Name=job Ended, COMPLETED, ExitCode [0-0]|4|0..0"}},
+		{"summary failed", MailBegin | MailEnd | MailFail, []uint32{0, 2 << 8, 0, 1 << 8}, []string{
+			"Slurm Array Summary Job_id=3_* (3) Name=job Began||..",
+			"Slurm Array Summary Job_id=3_* (3) Name=job Failed, Mixed, ExitCode [0-2]|4|0..2"}},
+		{"summary end only, a task failed", MailEnd, []uint32{0, 0, 3 << 8, 0}, []string{
+			"Slurm Array Summary Job_id=3_* (3) Name=job Ended, Mixed, ExitCode [0-3]|4|0..3"}},
+		{"array tasks", MailBegin | MailEnd | MailFail | MailArrayTasks, []uint32{0, 1 << 8, 0, 0}, []string{
+			"Slurm Array Task Job_id=3_0 (4) Name=job Began, Queued time 00:00:05|4|..",
+			"Slurm Array Task Job_id=3_1 (5) Name=job Began, Queued time 00:00:05|4|..",
+			"Slurm Array Task Job_id=3_2 (6) Name=job Began, Queued time 00:00:05|4|..",
+			"Slurm Array Task Job_id=3_3 (3) Name=job Began, Queued time 00:00:05|4|..",
+			"Slurm Array Task Job_id=3_3 (3) Name=job Ended, Run time 00:00:55, COMPLETED, ExitCode 0|4|..0",
+			"Slurm Array Task Job_id=3_0 (4) Name=job Failed, Run time 00:00:56, FAILED, ExitCode 1|4|..1",
+			"Slurm Array Task Job_id=3_1 (5) Name=job Ended, Run time 00:00:57, COMPLETED, ExitCode 0|4|..0",
+			"Slurm Array Task Job_id=3_2 (6) Name=job Ended, Run time 00:00:58, COMPLETED, ExitCode 0|4|..0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := arrayMails(t, tc.mailType, tc.rcs)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("mails\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// benchArray is a table holding one array of n tasks (all split off,
+// pending) among other finished jobs, with MailProg set.
+func benchArray(n, others int, mailType uint16) (*Manager, []*Job) {
+	m := hookManager(HookConfig{MailProg: "/bin/mail"})
+	id := uint32(1)
+	for ; int(id) <= others; id++ {
+		m.insert(&Job{ID: id, ArrayTaskID: NoVal, State: msg.JobComplete, EndTime: t0, UserName: "alice"})
+	}
+	meta := id
+	var tasks []*Job
+	for i := 0; i < n; i++ {
+		j := &Job{ID: meta + uint32(i), ArrayJobID: meta, ArrayTaskID: uint32(i), State: msg.JobPending,
+			MailType: mailType, Name: "job", UserName: "alice", SubmitTime: t0, Nodes: []string{"n1"},
+			NodeCPUs: []uint32{1}, Partition: "debug"}
+		if i == 0 {
+			j.Array = &ArrayInfo{Spec: "0-" + strconv.Itoa(n-1)}
+		}
+		m.insert(j)
+		tasks = append(tasks, j)
+	}
+	return m, tasks
+}
+
+// BenchmarkArrayMails: the mail hooks over the whole life of one array
+// (every task starts, then every task ends), in a table that also holds
+// as many other finished jobs.
+func BenchmarkArrayMails(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, mt := range []struct {
+			name string
+			bits uint16
+		}{{"summary", MailBegin | MailEnd}, {"arraytasks", MailBegin | MailEnd | MailArrayTasks}} {
+			b.Run(fmt.Sprintf("tasks=%d/%s", n, mt.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					m, tasks := benchArray(n, n, mt.bits)
+					b.StartTimer()
+					for _, j := range tasks {
+						j.State, j.StartTime = msg.JobRunning, t0+1
+						m.mailOnStart(j, t0+1)
+					}
+					for _, j := range tasks {
+						j.State, j.EndTime = msg.JobComplete, t0+2
+						m.mailOnEnd(j, false, t0+2)
+					}
+					m.hooks.scripts = nil
+				}
+			})
+		}
+	}
+}
