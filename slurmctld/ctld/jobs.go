@@ -758,6 +758,7 @@ func (c *Controller) runJobs(ctx context.Context) {
 	lastSched, lastBF, lastSnap := time.Now(), time.Now(), time.Now()
 	var pace kickPacer
 	c.diagTick()
+	c.afterRecovery(ctx) // scripts.go
 	c.kickScheduler()
 	for {
 		select {

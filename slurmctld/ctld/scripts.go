@@ -49,6 +49,21 @@ func (c *Controller) runScripts(scripts []jobs.Script) {
 	}
 }
 
+// afterRecovery is the part of a restart's work on the recovered jobs
+// that needs the cluster view (jobs.Manager.RestartActions): nodes still
+// completing a job are told again to end it, a job whose configuration
+// ended is launched. The PrologSlurmctld and EpilogSlurmctld runs the
+// recovery queued start here too.
+func (c *Controller) afterRecovery(ctx context.Context) {
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		return m.RestartActions(cl, now)
+	})
+	if err != nil {
+		c.log.Error(fmt.Sprintf("restart: %v", err))
+	}
+	c.spawnActions(out.Actions)
+}
+
 // appendJobComp writes one jobcomp/filetxt record to JobCompLoc.
 func (c *Controller) appendJobComp(s jobs.Script) {
 	jobCompLock.Lock()

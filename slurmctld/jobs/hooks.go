@@ -105,6 +105,8 @@ type hookState struct {
 	epilog map[uint32]bool
 	// requeueCause is the path of the requeue being made (requeued).
 	requeueCause requeueCause
+	// restart: recovered jobs RestartActions still has work for.
+	restart []uint32
 }
 
 // TakeScripts returns the hooks the calls since the last one asked for;

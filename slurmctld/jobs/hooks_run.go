@@ -131,18 +131,23 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 		return m.finish(nil)
 	}
 	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
-	// job_config_fini (_job_time_limit_incr): the time spent configuring
-	// does not come out of the job's limit.
+	return m.finish(m.configFini(j, cl, now))
+}
+
+// configFini is job_config_fini and what follows it for a job whose
+// configuration ended: the time spent configuring does not come out of
+// its limit (_job_time_limit_incr), the PrologFlags=Alloc prolog comes
+// only now, and a batch job is launched.
+func (m *Manager) configFini(j *Job, cl *Cluster, now int64) []Action {
 	if delta := now - j.StartTime; delta != 0 && m.timeLimit(j, cl) != Infinite {
 		m.logf(slog.Level(-2), "Extending JobId=%d time limit by %d secs for configuration", j.ID, delta)
 		j.EndTime = now + m.limitSeconds(j, cl)
 	}
-	// job_config_fini: the PrologFlags=Alloc prolog comes only now.
 	actions := m.launchProlog(j, cl, now)
 	if j.Batch {
 		actions = append(actions, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
 	}
-	return m.finish(actions)
+	return actions
 }
 
 // prologFailed requeues the job (job_requeue as root), or, when that is
@@ -190,23 +195,106 @@ func (m *Manager) EpilogDone(jobID uint32, timedOut bool, now int64) (Outcome, e
 	return m.finish(nil)
 }
 
-// recoverHooks is read_config's restart of the slurmctld prolog and
-// epilog: a job recovered CONFIGURING runs PrologSlurmctld again (its
-// launch waits for it), and a job left COMPLETING with clean nodes runs
-// EpilogSlurmctld again, or leaves COMPLETING when there is none.
-func (m *Manager) recoverHooks() {
-	for _, j := range m.Jobs() {
+// restartStep is what a controller restart does for one recovered job,
+// as read_slurm_conf does when it loads the job state (the scripts that
+// ran are gone with the crash, and real slurmctld does not save whether
+// EpilogSlurmctld had ended):
+//   - _sync_nodes_to_jobs: a job still CONFIGURING for its
+//     PrologSlurmctld runs it again; with no PrologSlurmctld configured any
+//     more it stays CONFIGURING until job_time_limit ends the
+//     configuration (configFini: here at once). A job that ended while
+//     its prolog ran is not CONFIGURING there: the flag goes.
+//   - _sync_nodes_to_comp_job: every job COMPLETING on nodes goes through
+//     deallocate_nodes again, whether or not its nodes are still
+//     completing: EpilogSlurmctld runs again, the nodes still completing
+//     get REQUEST_TERMINATE_JOB again, and with neither the job leaves
+//     COMPLETING (cleanup_completing).
+type restartStep struct {
+	prolog, configFini, dropConfiguring bool
+	epilog, kill, done                  bool
+}
+
+func restartDecision(j *Job, h HookConfig) restartStep {
+	var s restartStep
+	if prologRunning(j) {
 		switch {
-		case j.Running() && prologRunning(j) && m.cfg.Hooks.PrologSlurmctld != "":
+		case !j.Running():
+			s.dropConfiguring = true
+		case h.PrologSlurmctld != "":
+			s.prolog = true
+		default:
+			s.configFini = true
+		}
+	}
+	if j.IsCompleting() && len(j.Nodes) > 0 {
+		s.epilog = h.EpilogSlurmctld != ""
+		s.kill = len(j.Completing) > 0
+		s.done = !s.epilog && !s.kill
+	}
+	return s
+}
+
+// recoverHooks applies restartDecision to the recovered table: the
+// scripts are queued now; what needs the cluster view (the kills, the
+// end of a configuration) waits for RestartActions.
+func (m *Manager) recoverHooks() {
+	m.hooks.restart = nil
+	completing := 0
+	for _, j := range m.Jobs() {
+		s := restartDecision(j, m.cfg.Hooks)
+		if s.epilog || s.kill || s.done {
+			completing++
+			m.logf(slog.LevelInfo, "_sync_nodes_to_comp_job: %s in completing state", jobIDString(j))
+		}
+		if s.dropConfiguring {
+			j.State &^= msg.JobConfiguring
+		}
+		if s.prolog {
 			env := append(m.commonEnv(j, false), "SLURM_SCRIPT_CONTEXT=prolog_slurmctld")
 			m.addScript(Script{Kind: ScriptPrologCtld, JobID: j.ID, Argv: []string{m.cfg.Hooks.PrologSlurmctld},
 				Env: env, Timeout: m.cfg.Hooks.PrologEpilogTimeout})
-		case j.IsCompleting() && len(j.Completing) == 0 && len(j.Nodes) > 0:
-			if m.cfg.Hooks.EpilogSlurmctld != "" {
-				m.epilogCtld(j)
-			} else {
-				m.completingDone(j)
-			}
+		}
+		if s.epilog {
+			m.epilogCtld(j)
+		}
+		if s.done {
+			m.completingDone(j)
+		}
+		if s.kill || s.configFini {
+			m.hooks.restart = append(m.hooks.restart, j.ID)
 		}
 	}
+	if completing > 0 {
+		m.logf(slog.LevelInfo, "_sync_nodes_to_comp_job: completing %d jobs", completing)
+	}
+}
+
+// RestartActions is the rest of a restart's work on the recovered jobs
+// (recoverHooks), once the controller has its cluster view: the nodes
+// still completing a job are told again to end it (REQUEST_TERMINATE_JOB;
+// a node that has ended it answers so, or sends its epilog complete), and
+// a job left CONFIGURING with no PrologSlurmctld configured ends its
+// configuration (its batch script is launched). Only the first call after
+// Recovered does anything.
+func (m *Manager) RestartActions(cl *Cluster, now int64) (Outcome, error) {
+	ids := m.hooks.restart
+	m.hooks.restart = nil
+	var actions []Action
+	for _, id := range ids {
+		j := m.jobs[id]
+		if j == nil {
+			continue
+		}
+		if j.IsCompleting() && len(j.Completing) > 0 {
+			actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Completing...),
+				MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
+		}
+		if prologRunning(j) && j.Running() && m.cfg.Hooks.PrologSlurmctld == "" {
+			j.State &^= msg.JobConfiguring
+			m.touch(j, now)
+			m.logf(slog.LevelInfo, "job_time_limit: Configuration for %s complete", jobIDString(j))
+			actions = append(actions, m.configFini(j, cl, now)...)
+		}
+	}
+	return m.finish(actions)
 }

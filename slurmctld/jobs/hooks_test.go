@@ -1,11 +1,13 @@
 package jobs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
 )
 
 func hookManager(h HookConfig) *Manager {
@@ -346,5 +348,160 @@ func TestPrologSlurmctldExtendsLimit(t *testing.T) {
 	}
 	if j := m.Job(id); j.EndTime != t0+45+600 {
 		t.Errorf("end time %d, want the start of the run (prolog end) + 10 minutes %d", j.EndTime, t0+45+600)
+	}
+}
+
+// TestRestartDecision: what a restart does for each recovered job, as
+// read_slurm_conf (_sync_nodes_to_jobs, _sync_nodes_to_comp_job).
+func TestRestartDecision(t *testing.T) {
+	both := HookConfig{PrologSlurmctld: "/etc/prolog", EpilogSlurmctld: "/etc/epilog"}
+	nodes := []string{"n1", "n2"}
+	cases := []struct {
+		name       string
+		state      uint32
+		nodes      []string
+		completing []string
+		hooks      HookConfig
+		want       restartStep
+	}{
+		{"running", msg.JobRunning, nodes, nil, both, restartStep{}},
+		{"pending", msg.JobPending, nil, nil, both, restartStep{}},
+		{"prolog ran", msg.JobRunning | msg.JobConfiguring, nodes, nil, both, restartStep{prolog: true}},
+		{"prolog gone from slurm.conf", msg.JobRunning | msg.JobConfiguring, nodes, nil, HookConfig{},
+			restartStep{configFini: true}},
+		{"cancelled while its prolog ran", msg.JobCancelled | msg.JobCompleting | msg.JobConfiguring, nodes, nodes, both,
+			restartStep{dropConfiguring: true, epilog: true, kill: true}},
+		{"epilog ran, nodes clean", msg.JobComplete | msg.JobCompleting, nodes, nil, both, restartStep{epilog: true}},
+		{"epilog ran, a node completing", msg.JobComplete | msg.JobCompleting, nodes, nodes[1:], both,
+			restartStep{epilog: true, kill: true}},
+		{"no epilog, a node completing", msg.JobComplete | msg.JobCompleting, nodes, nodes[1:], HookConfig{},
+			restartStep{kill: true}},
+		{"no epilog, nodes clean", msg.JobFailed | msg.JobCompleting, nodes, nil, HookConfig{}, restartStep{done: true}},
+		{"requeued, completing", msg.JobPending | msg.JobCompleting, nodes, nodes, both, restartStep{epilog: true, kill: true}},
+		{"completed", msg.JobComplete, nodes, nil, both, restartStep{}},
+		{"completing without nodes", msg.JobCancelled | msg.JobCompleting, nil, nil, both, restartStep{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{ID: 1, State: tc.state, Nodes: tc.nodes, Completing: tc.completing}
+			if got := restartDecision(j, tc.hooks); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// restarted is m's table as a restarted controller recovers it (a
+// snapshot loaded into a new manager, the running scripts forgotten).
+func restarted(t *testing.T, m *Manager, now int64) *Manager {
+	t.Helper()
+	var b strings.Builder
+	if err := m.WriteSnapshot(&b); err != nil {
+		t.Fatal(err)
+	}
+	m2 := hookManager(m.cfg.Hooks)
+	if err := m2.LoadSnapshot(0, strings.NewReader(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	m2.Recovered(now)
+	return m2
+}
+
+// TestRestartEpilogWhileNodesComplete: the controller crashed while
+// EpilogSlurmctld ran for a job one of whose nodes was still completing.
+// The restart runs the epilog again and tells that node again to end the
+// job; the job stays COMPLETING until both the node and the epilog are
+// done, in either order.
+func TestRestartEpilogWhileNodesComplete(t *testing.T) {
+	for _, epilogFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("epilog first %v", epilogFirst), func(t *testing.T) {
+			m := hookManager(HookConfig{EpilogSlurmctld: "/etc/epilog"})
+			cl := testCluster()
+			d := batchDesc(alice)
+			d.MinNodes = 2
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0)
+			j := m.Job(id)
+			if _, err := m.CompleteBatch(&msg.CompleteBatchScript{JobID: id, NodeName: msg.Str(j.BatchHost)}, root, cl, t0+1); err != nil {
+				t.Fatal(err)
+			}
+			first, second := j.Nodes[0], j.Nodes[1]
+			if _, err := m.EpilogComplete(id, first, root, t0+2); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(scriptsOf(m.TakeScripts(cl), ScriptEpilogCtld)); n != 1 {
+				t.Fatalf("%d epilogs before the crash", n)
+			}
+
+			m = restarted(t, m, t0+10)
+			j = m.Job(id)
+			epi := scriptsOf(m.TakeScripts(cl), ScriptEpilogCtld)
+			if len(epi) != 1 || epi[0].JobID != id {
+				t.Fatalf("after the restart: epilogs %+v, want EpilogSlurmctld again", epi)
+			}
+			if v, _ := envValue(epi[0].Env, "SLURM_SCRIPT_CONTEXT"); v != "epilog_slurmctld" {
+				t.Errorf("SLURM_SCRIPT_CONTEXT=%q", v)
+			}
+			out, err := m.RestartActions(cl, t0+10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kills []string
+			for _, a := range out.Actions {
+				if nm, ok := a.(NodeMessage); ok && nm.MsgType == msgtype.REQUEST_TERMINATE_JOB && nm.JobID == id {
+					kills = append(kills, nm.Nodes...)
+				}
+			}
+			if !slices.Equal(kills, []string{second}) {
+				t.Errorf("kills to %q, want the node still completing %q", kills, second)
+			}
+			if out, _ := m.RestartActions(cl, t0+11); len(out.Actions) != 0 {
+				t.Errorf("a second RestartActions did %v", out.Actions)
+			}
+			steps := []func() error{
+				func() error { _, err := m.EpilogDone(id, false, t0+12); return err },
+				func() error { _, err := m.EpilogComplete(id, second, root, t0+12); return err },
+			}
+			if !epilogFirst {
+				steps[0], steps[1] = steps[1], steps[0]
+			}
+			if err := steps[0](); err != nil {
+				t.Fatal(err)
+			}
+			if !j.IsCompleting() {
+				t.Fatalf("state %#x: COMPLETING ended before both the epilog and the node", j.State)
+			}
+			if err := steps[1](); err != nil {
+				t.Fatal(err)
+			}
+			if j.State != msg.JobComplete {
+				t.Errorf("state %#x, want COMPLETED", j.State)
+			}
+		})
+	}
+}
+
+// TestRestartPrologGone: a job recovered CONFIGURING when slurm.conf no
+// longer has a PrologSlurmctld ends its configuration and is launched.
+func TestRestartPrologGone(t *testing.T) {
+	m := hookManager(HookConfig{PrologSlurmctld: "/etc/prolog"})
+	cl := testCluster()
+	id := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	m.TakeScripts(cl)
+	m.cfg.Hooks.PrologSlurmctld = ""
+	m = restarted(t, m, t0+5)
+	if s := m.TakeScripts(cl); len(s) != 0 {
+		t.Fatalf("scripts %+v", s)
+	}
+	out, err := m.RestartActions(cl, t0+5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := launches(out.Actions); len(l) != 1 || l[0].JobID != id {
+		t.Errorf("launches %+v", l)
+	}
+	if j := m.Job(id); j.State != msg.JobRunning {
+		t.Errorf("state %#x, want RUNNING", j.State)
 	}
 }
