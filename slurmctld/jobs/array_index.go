@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// arrayIndex holds, per job array (by its array job id), the ids of its
-// records in the table: the meta record and the tasks split off it. The
+// arrayIndex holds, per job array (by its array job id), its records in
+// the table: the meta record and the tasks split off it. The
 // work done for one task (its mails, the environment of its hooks) then
 // looks at its own array's records, not at the whole table, which over
 // a large array's life was quadratic. insert and remove keep it.
 type arrayIndex map[uint32]*arrayRecs
 
 type arrayRecs struct {
-	ids map[uint32]struct{}
+	recs map[uint32]*Job // by job id
 	// env caches arrayEnvSup's lines for the meta record's Spec.
 	envSpec string
 	env     []string
@@ -29,10 +29,10 @@ func (x *arrayIndex) add(j *Job) {
 	}
 	r := (*x)[j.ArrayJobID]
 	if r == nil {
-		r = &arrayRecs{ids: map[uint32]struct{}{}}
+		r = &arrayRecs{recs: map[uint32]*Job{}}
 		(*x)[j.ArrayJobID] = r
 	}
-	r.ids[j.ID] = struct{}{}
+	r.recs[j.ID] = j
 }
 
 func (x arrayIndex) drop(j *Job) {
@@ -40,8 +40,8 @@ func (x arrayIndex) drop(j *Job) {
 	if r == nil {
 		return
 	}
-	delete(r.ids, j.ID)
-	if len(r.ids) == 0 {
+	delete(r.recs, j.ID)
+	if len(r.recs) == 0 {
 		delete(x, j.ArrayJobID)
 	}
 }
@@ -54,10 +54,10 @@ func (m *Manager) arrayRecords(arrayID uint32) iter.Seq[*Job] {
 		if r == nil {
 			return
 		}
-		for id := range r.ids {
+		for _, o := range r.recs {
 			// A record whose array id changed in place is not the
 			// array's any more.
-			if o := m.jobs[id]; o != nil && o.ArrayJobID == arrayID && !yield(o) {
+			if o.ArrayJobID == arrayID && !yield(o) {
 				return
 			}
 		}

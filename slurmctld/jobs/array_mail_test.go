@@ -115,31 +115,37 @@ func benchArray(n, others int, mailType uint16) (*Manager, []*Job) {
 }
 
 // BenchmarkArrayMails: the mail hooks over the whole life of one array
-// (every task starts, then every task ends), in a table that also holds
-// as many other finished jobs.
+// (every task starts, then every task ends) in a table that also holds
+// other finished jobs: a summary for the array (BEGIN,END), or every
+// task's mails (ARRAY_TASKS, whose environment names the array's size).
 func BenchmarkArrayMails(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		for _, mt := range []struct {
-			name string
-			bits uint16
-		}{{"summary", MailBegin | MailEnd}, {"arraytasks", MailBegin | MailEnd | MailArrayTasks}} {
-			b.Run(fmt.Sprintf("tasks=%d/%s", n, mt.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					b.StopTimer()
-					m, tasks := benchArray(n, n, mt.bits)
-					b.StartTimer()
-					for _, j := range tasks {
-						j.State, j.StartTime = msg.JobRunning, t0+1
-						m.mailOnStart(j, t0+1)
-					}
-					for _, j := range tasks {
-						j.State, j.EndTime = msg.JobComplete, t0+2
-						m.mailOnEnd(j, false, t0+2)
-					}
-					m.hooks.scripts = nil
+	for _, c := range []struct {
+		tasks, others int
+		name          string
+		bits          uint16
+	}{
+		{1000, 1000, "summary", MailBegin | MailEnd},
+		{1000, 1000, "arraytasks", MailBegin | MailEnd | MailArrayTasks},
+		{10000, 10000, "summary", MailBegin | MailEnd},
+		{10000, 100000, "summary", MailBegin | MailEnd},
+		{10000, 10000, "arraytasks", MailBegin | MailEnd | MailArrayTasks},
+	} {
+		b.Run(fmt.Sprintf("tasks=%d/others=%d/%s", c.tasks, c.others, c.name), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				m, tasks := benchArray(c.tasks, c.others, c.bits)
+				b.StartTimer()
+				for _, j := range tasks {
+					j.State, j.StartTime = msg.JobRunning, t0+1
+					m.mailOnStart(j, t0+1)
 				}
-			})
-		}
+				for _, j := range tasks {
+					j.State, j.EndTime = msg.JobComplete, t0+2
+					m.mailOnEnd(j, false, t0+2)
+				}
+				m.hooks.scripts = nil
+			}
+		})
 	}
 }
