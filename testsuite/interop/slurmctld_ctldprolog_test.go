@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,4 +179,107 @@ func TestSlurmctldPrologSlurmctldTimeout(t *testing.T) {
 	}
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
+}
+
+// TestSlurmctldEpilogSlurmctldRestart: the controller crashes while
+// EpilogSlurmctld runs for a job one of whose nodes is still completing
+// (its slurmd epilog waits). On restart the controller runs
+// EpilogSlurmctld again and the job stays COMPLETING until both the node
+// and the new epilog are done (real slurmctld does not save whether the
+// epilog had ended: _sync_nodes_to_comp_job calls deallocate_nodes again).
+func TestSlurmctldEpilogSlurmctldRestart(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The node epilog waits (at most a minute) for dir/go-<node> while
+	// dir/hold-<node> exists.
+	nodeEpilog := filepath.Join(dir, "node-epilog.sh")
+	if err := os.WriteFile(nodeEpilog, fmt.Appendf(nil, `#!/bin/sh
+if [ -e %[1]s/hold-$SLURMD_NODENAME ]; then
+  i=0; while [ ! -e %[1]s/go-$SLURMD_NODENAME ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+fi
+exit 0
+`, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"EpilogSlurmctld=" + hookScript(t, dir, "epilog", hookWait(dir, "waitepi")),
+		"Epilog=" + nodeEpilog,
+	}})
+	touch := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodeStates := func() string {
+		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	run := func(t *testing.T, c *ctldharness.Cluster, bin string) map[string]string {
+		for _, g := range []string{"go-*", "hold-*", "epilog/*"} {
+			left, _ := filepath.Glob(filepath.Join(dir, g))
+			for _, f := range left {
+				os.Remove(f)
+			}
+		}
+		out := map[string]string{}
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", c.Dir, "-o", "/dev/null"}, args...)...)
+		}
+		dummy := sb("-J", "dummy", "-H", "--wrap", "true")
+		touch("hold-n2")
+		e := sb("-J", "waitepi", "-N", "2", "--wrap", "true")
+		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETING")
+		out["before: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=completing" }); err != nil {
+			t.Fatalf("nodes %q, want n1 idle and n2 completing", nodeStates())
+		}
+		// Make sure the state on disk has all this before the crash: a
+		// change after it (real slurmctld saves within a few seconds).
+		since := time.Now()
+		ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", dummy), "comment=saved")
+		if err := c.Poll(60*time.Second, func() bool { return stateSavedSince(filepath.Join(c.Dir, "state"), since) }); err != nil {
+			t.Fatalf("no state saved: %v", err)
+		}
+		c.KillCtld()
+		c.StartCtld(bin)
+
+		out["restart: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		out["restart: job"] = ctldJobFields(c, e)
+		touch("go-n2")
+		if err := c.Poll(60*time.Second, func() bool { return strings.HasPrefix(nodeStates(), "n1=idle n2=idle") }); err != nil {
+			t.Errorf("nodes %q after the node epilog, want idle", nodeStates())
+		}
+		out["node done: job"] = ctldJobFields(c, e)
+		touch("go-waitepi")
+		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETED")
+		out["done: job"] = ctldJobFields(c, e)
+		ctldRun(c, "scancel", fmt.Sprint(dummy))
+		return out
+	}
+	c.Start(real, "-c", "-i")
+	want := run(t, c, real)
+	c.Stop()
+	c.Start(ours, "-c")
+	got := run(t, c, ours)
+	c.Stop()
+	for _, k := range []string{"restart: epilog", "restart: job", "node done: job"} {
+		t.Logf("%s (real slurmctld):\n%s", k, want[k])
+	}
+	ctldCompare(t, want, got)
+}
+
+// stateSavedSince reports whether a file in the state directory changed
+// after t.
+func stateSavedSince(dir string, t time.Time) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.ModTime().After(t) {
+			return true
+		}
+	}
+	return false
 }
