@@ -169,3 +169,53 @@ func TestSlurmctldHooksNodeFail(t *testing.T) {
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldJobCompFiletxtHostileNames: jobcomp/filetxt prints user
+// text as it is, field by field: a job name holding field names, '=',
+// spaces or a newline changes no other field, and a record longer than
+// the plugin's buffer is cut as real slurmctld cuts it.
+func TestSlurmctldJobCompFiletxtHostileNames(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loc := filepath.Join(dir, "jobcomp.txt")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2, ExtraConf: []string{
+		"JobCompType=jobcomp/filetxt", "JobCompLoc=" + loc}})
+	names := []string{
+		"x TimeLimit=1 Tres=cpu=99 JobState=COMPLETED",
+		"sp  ace=eq = ",
+		"two\nJobId=9 lines",
+		strings.Repeat("long", 240),
+	}
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		if err := os.Truncate(loc, 0); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		var size int64
+		for i, name := range names {
+			id := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", name, "--time=3", "--wrap", "true")
+			ctldWaitJob(t, c, id, 60*time.Second, "COMPLETED", "FAILED", "CANCELLED")
+			var b []byte
+			err := c.Poll(60*time.Second, func() bool {
+				b, _ = os.ReadFile(loc)
+				return int64(len(b)) > size
+			})
+			rec := ctldMasked(string(b[size:]))
+			if err != nil {
+				rec += "--- no record\n"
+			}
+			out[fmt.Sprintf("record %d", i)] = fmt.Sprintf("%d bytes: %q", len(b)-int(size), rec)
+			size = int64(len(b))
+		}
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	for i := range names {
+		t.Logf("record %d (real slurmctld): %s", i, want[fmt.Sprintf("record %d", i)])
+	}
+	ctldCompare(t, want, got)
+}
