@@ -240,7 +240,9 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			j.Completing = append(j.Completing[:k], j.Completing[k+1:]...)
 			if len(j.Completing) == 0 {
 				j.Completing = nil
-				j.State &^= msg.JobCompleting
+				if !m.epilogRunning(j) { // else EpilogDone ends COMPLETING
+					j.State &^= msg.JobCompleting
+				}
 			}
 			m.touch(j, now)
 		}

@@ -505,3 +505,29 @@ func TestRestartPrologGone(t *testing.T) {
 		t.Errorf("state %#x, want RUNNING", j.State)
 	}
 }
+
+// TestNodeDownKeepsEpilogCompleting: the last completing node of a job
+// going DOWN does not end COMPLETING while EpilogSlurmctld still runs
+// (kill_running_job_by_node_name's cleanup_completing waits for it).
+func TestNodeDownKeepsEpilogCompleting(t *testing.T) {
+	m := hookManager(HookConfig{EpilogSlurmctld: "/etc/epilog"})
+	cl := testCluster()
+	id := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	if _, err := m.CompleteBatch(&msg.CompleteBatchScript{JobID: id, NodeName: msg.Str(j.BatchHost)}, root, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.NodeDown(j.Nodes[0], cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	if j.State != msg.JobComplete|msg.JobCompleting || len(j.Completing) != 0 {
+		t.Fatalf("state %#x completing %q: the epilog still runs", j.State, j.Completing)
+	}
+	if _, err := m.EpilogDone(id, false, t0+3); err != nil {
+		t.Fatal(err)
+	}
+	if j.State != msg.JobComplete {
+		t.Errorf("state %#x after the epilog, want COMPLETED", j.State)
+	}
+}
