@@ -184,9 +184,13 @@ func TestSlurmctldPrologSlurmctldTimeout(t *testing.T) {
 // TestSlurmctldEpilogSlurmctldRestart: the controller crashes while
 // EpilogSlurmctld runs for a job one of whose nodes is still completing
 // (its slurmd epilog waits). On restart the controller runs
-// EpilogSlurmctld again and the job stays COMPLETING until both the node
-// and the new epilog are done (real slurmctld does not save whether the
-// epilog had ended: _sync_nodes_to_comp_job calls deallocate_nodes again).
+// EpilogSlurmctld again and tells the node again to end the job; the job
+// stays COMPLETING until both the node and the new epilog are done (real
+// slurmctld does not save whether the epilog had ended:
+// _sync_nodes_to_comp_job calls deallocate_nodes again). The node's
+// epilog ends either after the restart ("live") or while the controller
+// is down ("lost": slurmd gives up sending its epilog complete, and only
+// the new REQUEST_TERMINATE_JOB gets the node out of COMPLETING).
 func TestSlurmctldEpilogSlurmctldRestart(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -195,11 +199,12 @@ func TestSlurmctldEpilogSlurmctldRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The node epilog waits (at most a minute) for dir/go-<node> while
-	// dir/hold-<node> exists.
+	// dir/hold-<node> exists, then leaves dir/done-<job>-<node>.
 	nodeEpilog := filepath.Join(dir, "node-epilog.sh")
 	if err := os.WriteFile(nodeEpilog, fmt.Appendf(nil, `#!/bin/sh
 if [ -e %[1]s/hold-$SLURMD_NODENAME ]; then
   i=0; while [ ! -e %[1]s/go-$SLURMD_NODENAME ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  touch %[1]s/done-$SLURM_JOB_ID-$SLURMD_NODENAME
 fi
 exit 0
 `, dir), 0o755); err != nil {
@@ -214,49 +219,76 @@ exit 0
 			t.Fatal(err)
 		}
 	}
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
-	}
-	run := func(t *testing.T, c *ctldharness.Cluster, bin string) map[string]string {
-		for _, g := range []string{"go-*", "hold-*", "epilog/*"} {
+	clean := func() {
+		for _, g := range []string{"go-*", "hold-*", "done-*", "epilog/*"} {
 			left, _ := filepath.Glob(filepath.Join(dir, g))
 			for _, f := range left {
 				os.Remove(f)
 			}
 		}
-		out := map[string]string{}
-		sb := func(args ...string) uint32 {
-			return ctldSbatch(t, c, append([]string{"-D", c.Dir, "-o", "/dev/null"}, args...)...)
-		}
-		dummy := sb("-J", "dummy", "-H", "--wrap", "true")
+	}
+	nodeStates := func() string {
+		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	sendFailures := func() int {
+		b, _ := os.ReadFile(filepath.Join(c.Dir, "log", "slurmd-n2.log"))
+		return strings.Count(string(b), "Unable to send epilog complete message")
+	}
+	// crash runs a job whose EpilogSlurmctld and n2 epilog wait, and
+	// kills the controller once the job is COMPLETING on n2 and saved so.
+	crash := func(t *testing.T, c *ctldharness.Cluster, out map[string]string, tag string, dummy uint32) uint32 {
+		clean()
 		touch("hold-n2")
-		e := sb("-J", "waitepi", "-N", "2", "--wrap", "true")
+		e := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "waitepi", "-N", "2", "--wrap", "true")
 		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETING")
-		out["before: epilog"] = hookRuns(t, c, dir, "epilog", 1)
+		out[tag+" before: epilog"] = hookRuns(t, c, dir, "epilog", 1)
 		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=completing" }); err != nil {
 			t.Fatalf("nodes %q, want n1 idle and n2 completing", nodeStates())
 		}
-		// Make sure the state on disk has all this before the crash: a
+		// The state on disk must have all this before the crash: a
 		// change after it (real slurmctld saves within a few seconds).
 		since := time.Now()
-		ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", dummy), "comment=saved")
+		ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", dummy), "comment="+tag)
 		if err := c.Poll(60*time.Second, func() bool { return stateSavedSince(filepath.Join(c.Dir, "state"), since) }); err != nil {
 			t.Fatalf("no state saved: %v", err)
 		}
 		c.KillCtld()
-		c.StartCtld(bin)
-
-		out["restart: epilog"] = hookRuns(t, c, dir, "epilog", 1)
-		out["restart: job"] = ctldJobFields(c, e)
-		touch("go-n2")
+		return e
+	}
+	// finish checks the job after the restart and lets it end.
+	finish := func(t *testing.T, c *ctldharness.Cluster, out map[string]string, tag string, e uint32) {
+		out[tag+" restart: epilog"] = hookRuns(t, c, dir, "epilog", 1)
 		if err := c.Poll(60*time.Second, func() bool { return strings.HasPrefix(nodeStates(), "n1=idle n2=idle") }); err != nil {
-			t.Errorf("nodes %q after the node epilog, want idle", nodeStates())
+			t.Errorf("%s: nodes %q after the node epilog, want idle", tag, nodeStates())
 		}
-		out["node done: job"] = ctldJobFields(c, e)
+		out[tag+" node done: job"] = ctldJobFields(c, e)
 		touch("go-waitepi")
 		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETED")
-		out["done: job"] = ctldJobFields(c, e)
+		out[tag+" done: job"] = ctldJobFields(c, e)
+	}
+	run := func(t *testing.T, c *ctldharness.Cluster, bin string) map[string]string {
+		out := map[string]string{}
+		dummy := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "dummy", "-H", "--wrap", "true")
+
+		e := crash(t, c, out, "live", dummy)
+		c.StartCtld(bin)
+		out["live restart: job"] = ctldJobFields(c, e)
+		touch("go-n2")
+		finish(t, c, out, "live", e)
+
+		failed := sendFailures()
+		e = crash(t, c, out, "lost", dummy)
+		touch("go-n2")
+		if err := c.Poll(60*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("done-%d-n2", e)))
+			return err == nil && sendFailures() > failed
+		}); err != nil {
+			t.Fatalf("slurmd on n2 did not give up its epilog complete: %v", err)
+		}
+		c.StartCtld(bin)
+		out["lost restart: job"] = ctldJobFields(c, e)
+		finish(t, c, out, "lost", e)
 		ctldRun(c, "scancel", fmt.Sprint(dummy))
 		return out
 	}
@@ -266,7 +298,7 @@ exit 0
 	c.Start(ours, "-c")
 	got := run(t, c, ours)
 	c.Stop()
-	for _, k := range []string{"restart: epilog", "restart: job", "node done: job"} {
+	for _, k := range []string{"live restart: epilog", "lost restart: job", "lost node done: job"} {
 		t.Logf("%s (real slurmctld):\n%s", k, want[k])
 	}
 	ctldCompare(t, want, got)
