@@ -251,7 +251,8 @@ func (c *Controller) sendSrun(a jobs.SrunMessage) error {
 	if err := wire.WriteFrame(conn, c.cd, &f); err != nil {
 		return err
 	}
-	if a.MsgType != msgtype.RESPONSE_RESOURCE_ALLOCATION && a.MsgType != msgtype.SRUN_PING {
+	if a.MsgType != msgtype.RESPONSE_RESOURCE_ALLOCATION && a.MsgType != msgtype.RESPONSE_HET_JOB_ALLOCATION &&
+		a.MsgType != msgtype.SRUN_PING {
 		return nil
 	}
 	rf, err := wire.ReadFrame(conn, c.cd, 1<<20)

@@ -100,6 +100,8 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 	}
 	for t, h := range map[msgtype.Type]server.Handler{
 		msgtype.REQUEST_SUBMIT_BATCH_JOB:        f(c.rpcSubmitBatch),
+		msgtype.REQUEST_SUBMIT_BATCH_HET_JOB:    f(c.rpcSubmitBatchHet),
+		msgtype.REQUEST_HET_JOB_ALLOCATION:      f(c.rpcAllocateHet),
 		msgtype.REQUEST_RESOURCE_ALLOCATION:     f(c.rpcAllocate),
 		msgtype.REQUEST_JOB_WILL_RUN:            f(c.rpcWillRun),
 		msgtype.REQUEST_JOB_INFO:                f(c.rpcJobInfo),
@@ -111,7 +113,7 @@ func (c *Controller) AttachJobs(o JobsOptions) error {
 		msgtype.REQUEST_UPDATE_JOB_STEP:         f(c.rpcUpdateStep),
 		msgtype.REQUEST_JOB_ALLOCATION_INFO:     f(c.rpcAllocationInfo),
 		msgtype.REQUEST_JOB_SBCAST_CRED:         f(c.rpcSbcastCred),
-		msgtype.REQUEST_HET_JOB_ALLOC_INFO:      f(c.rpcAllocationInfo),
+		msgtype.REQUEST_HET_JOB_ALLOC_INFO:      f(c.rpcHetAllocationInfo),
 		msgtype.REQUEST_JOB_STEP_CREATE:         f(c.rpcStepCreate),
 		msgtype.REQUEST_STEP_COMPLETE:           f(c.rpcStepComplete),
 		msgtype.REQUEST_KILL_JOB:                f(c.rpcKill),
@@ -518,9 +520,6 @@ func (c *Controller) rpcAllocationInfo(_ context.Context, r *server.Request) *se
 	c.mu.Unlock()
 	if err != nil {
 		return server.RC(slurmerr.Code(err))
-	}
-	if r.Header.MsgType == msgtype.REQUEST_HET_JOB_ALLOC_INFO {
-		return &server.Response{MsgType: msgtype.RESPONSE_HET_JOB_ALLOCATION, Body: &msg.HetAllocation{Jobs: []msg.Allocation{*a}}}
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_JOB_ALLOCATION_INFO, Body: a}
 }

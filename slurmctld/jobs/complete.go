@@ -52,6 +52,31 @@ func (m *Manager) CompleteBatch(req *msg.CompleteBatchScript, c Caller, cl *Clus
 	if !benignSlurmRC[req.SlurmRC] && j.BatchHost != "" {
 		actions = append(actions, DrainNode{Node: j.BatchHost, Reason: "batch job complete failure"})
 	}
+	var err error
+	if comps := m.hetComponents(j); comps != nil {
+		// job_complete ends every component of a het job with the
+		// leader's script; the answer is the last error.
+		for _, c := range comps {
+			if _, e := m.completeBatchRecord(c, req, cl, now, &actions); e != nil {
+				err = e
+			}
+		}
+	} else {
+		var drop bool
+		if drop, err = m.completeBatchRecord(j, req, cl, now, &actions); drop {
+			return Outcome{}, err
+		}
+	}
+	out, ferr := m.finish(actions)
+	if ferr != nil {
+		return out, ferr
+	}
+	return out, err
+}
+
+// completeBatchRecord is _job_complete of one record at the batch
+// script's end. drop: nothing to act on (the caller sends nothing).
+func (m *Manager) completeBatchRecord(j *Job, req *msg.CompleteBatchScript, cl *Cluster, now int64, actions *[]Action) (drop bool, err error) {
 	if j.Finished() {
 		// Cancelled or timed out first: only the exit code is new, and
 		// the reply says so (as _job_complete).
@@ -59,31 +84,27 @@ func (m *Manager) CompleteBatch(req *msg.CompleteBatchScript, c Caller, cl *Clus
 			j.ExitCode = req.JobRC
 			m.touch(j, now)
 		}
-		out, err := m.finish(actions)
-		if err != nil {
-			return out, err
-		}
-		return out, serr(slurmerr.ESLURM_ALREADY_DONE)
+		return false, serr(slurmerr.ESLURM_ALREADY_DONE)
 	}
 	if j.IsCompleting() {
-		return m.finish(actions) // requeued and still completing: a replay
+		return false, nil // requeued and still completing: a replay
 	}
 	if !j.Running() {
-		return Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
+		return true, serr(slurmerr.ESLURM_ALREADY_DONE)
 	}
 	if !benignSlurmRC[req.SlurmRC] && j.Requeue {
 		j.Completing = append([]string(nil), j.Nodes...)
 		j.State = msg.JobPending | msg.JobCompleting
-		actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+		*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
 			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
 		m.failureRequeue(j, now)
-		return m.finish(actions)
+		return false, nil
 	}
 	base, reason := finalState(req.JobRC, false)
 	j.ExitCode = req.JobRC
 	m.endJob(j, base, reason, now)
-	actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
-	return m.finish(actions)
+	*actions = append(*actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+	return false, nil
 }
 
 // maxBatchRequeue is MAX_BATCH_REQUEUE: the failure requeues a batch job
@@ -117,6 +138,9 @@ func (m *Manager) CompleteAllocation(req *msg.CompleteJobAllocationRequest, c Ca
 	}
 	if !m.mayAct(c.UID, j) {
 		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	if comps := m.hetComponents(j); comps != nil {
+		return m.completeHetAllocation(comps, req.JobRC, cl, now)
 	}
 	if j.Finished() {
 		return Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)

@@ -27,6 +27,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	ji := msg.JobInfo{
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID, Container: ns(j.Container),
 		JobID: j.ID, UserID: j.UserID, GroupID: j.GroupID,
+		HetJobID: j.HetJobID, HetJobIDSet: ns(j.HetJobIDSet), HetJobOffset: j.HetJobOffset,
 		Profile: j.Profile, JobState: j.State, StateReason: j.Reason, RestartCnt: j.RestartCnt,
 		ShowFlags: showFlags, Deadline: j.Deadline, AllocSID: j.AllocSID,
 		TimeLimit: m.timeLimit(j, cl), Nice: j.Nice,
@@ -234,6 +235,13 @@ func (m *Manager) JobInfoSingle(id uint32, cl *Cluster, nodeCount int, showFlags
 		return nil, false
 	}
 	out := &msg.JobInfoMsg{LastUpdate: now}
+	if comps := m.hetComponents(j); comps != nil {
+		// A het job's leader stands for every component (_pack_het_job).
+		for _, c := range comps {
+			out.Jobs = append(out.Jobs, m.Info(c, cl, nodeCount, showFlags, now))
+		}
+		return out, true
+	}
 	if j.ArrayJobID != 0 && j.ArrayJobID == j.ID {
 		m.sortOrder()
 		for _, id := range m.order {

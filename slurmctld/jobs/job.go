@@ -70,6 +70,14 @@ type Job struct {
 	ArrayTaskID uint32 `json:",omitempty"` // NoVal: not an array, or the meta record
 	// Array is set on the meta record of an array while tasks are pending.
 	Array *ArrayInfo `json:",omitempty"`
+	// Heterogeneous job (hetjob.go): HetJobID is the leader's id in every
+	// component (0: not a het job), HetJobOffset the component's place,
+	// HetJobIDSet the components' ids ("12-13"); HetComps, on the leader
+	// only, lists every component's id in offset order (het_job_list).
+	HetJobID     uint32   `json:",omitempty"`
+	HetJobOffset uint32   `json:",omitempty"`
+	HetJobIDSet  string   `json:",omitempty"`
+	HetComps     []uint32 `json:",omitempty"`
 
 	Name      string `json:",omitempty"`
 	UserID    uint32 `json:",omitempty"`

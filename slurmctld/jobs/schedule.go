@@ -408,6 +408,7 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 	}
 	sj.ReqNodes = nodeIdxs(cl, j.ReqNodes)
 	sj.ExcNodes = nodeIdxs(cl, j.ExcNodes)
+	sj.HetJobID = j.HetJobID
 	return sj
 }
 
@@ -463,7 +464,7 @@ func (m *Manager) apply(cl *Cluster, plan *sched.Plan, ids map[uint32]entry, now
 	var actions []Action
 	lic := m.clusterLicenses(cl, false)
 	gate := m.newArrayGate()
-	for _, st := range plan.Starts {
+	for _, st := range m.hetFilterStarts(plan, ids, now) {
 		e, ok := ids[st.JobID]
 		// Records of one array are planned each on their own: the
 		// throttle is tested again at every start.
@@ -571,6 +572,9 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		// launch_prolog waits for a running PrologSlurmctld
 		// (PrologDone sends it).
 		prolog = m.launchProlog(j, cl, now)
+	}
+	if j.HetJobID != 0 {
+		return append(prolog, m.hetStarted(j, cl, now)...)
 	}
 	if j.Batch {
 		return append(prolog, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})

@@ -111,6 +111,9 @@ func (m *Manager) mayAct(uid uint32, j *Job) bool { return uid == j.UserID || m.
 func (m *Manager) Kill(req *msg.JobStepKillRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
 	if req.StepID.StepID == NoVal {
 		sjob := strOf(req.SJobID)
+		if out, ok, err := m.hetKill(sjob, req, c, cl, now); ok {
+			return out, err
+		}
 		if id, tasks, ok, err := arrayTaskSpec(sjob); ok {
 			if err != nil {
 				return Outcome{}, err

@@ -66,11 +66,20 @@ func (c *cluster) mainPass(out []outcome) []Start {
 			continue
 		}
 		c.stats.MainDepth++
+		j := &c.snap.Pending[e.ji]
+		if j.HetJobID != 0 {
+			// schedule() leaves het jobs to backfill, without a
+			// reason, and stops the partition at them (fail_by_part).
+			if !blocked[e.pi] {
+				blocked[e.pi] = true
+				avail.InPlaceDifference(c.partBits[e.pi])
+			}
+			continue
+		}
 		if blocked[e.pi] {
 			o.setReason(ReasonPriority)
 			continue
 		}
-		j := &c.snap.Pending[e.ji]
 		r, why := c.newRequest(j, e.pi)
 		if why != ReasonNone {
 			o.setReasonDesc(why, c.reasonDesc(j, e.pi, why))

@@ -295,6 +295,12 @@ type Job struct {
 	// reservation's nodes during its window (resv.go).
 	Reservation string
 
+	// HetJobID is the leader's id of a heterogeneous job's component (0:
+	// none). The main pass never starts one: it stops the partition
+	// there, as schedule() does; backfill plans each component, and the
+	// caller starts them only when all of them may start.
+	HetJobID uint32
+
 	// PreemptWait: jobs were preempted for this one a moment ago
 	// (KillWait + MessageTimeout); the pass does not look for more
 	// (preempt.go).
