@@ -296,3 +296,29 @@ func TestAllocateHetGrant(t *testing.T) {
 		}
 	}
 }
+
+func TestHetStepIDs(t *testing.T) {
+	m := newTestManager(nil)
+	l := &Job{ID: 10, HetJobID: 10, HetComps: []uint32{10, 11}, NextStepID: 3}
+	c := &Job{ID: 11, HetJobID: 10, HetJobOffset: 1}
+	m.insert(l)
+	m.insert(c)
+	req := func(id uint32) *msg.StepCreateRequest {
+		return &msg.StepCreateRequest{StepID: msg.StepID{StepID: id, StepHetComp: NoVal}}
+	}
+	// A component's own step takes the leader's next id.
+	if id, err := m.newStepID(c, req(NoVal), t0); err != nil || id != 3 || l.NextStepID != 4 || c.NextStepID != 3 {
+		t.Fatalf("component step %d %v; next ids %d %d", id, err, l.NextStepID, c.NextStepID)
+	}
+	// srun --het-group asks for the id the first component got.
+	if id, err := m.newStepID(l, req(4), t0); err != nil || id != 4 || l.NextStepID != 5 {
+		t.Fatalf("asked-for step %d %v; next %d", id, err, l.NextStepID)
+	}
+	l.Steps = append(l.Steps, &Step{ID: 4})
+	if _, err := m.newStepID(l, req(4), t0); code(err) != slurmerr.ESLURM_DUPLICATE_STEP_ID {
+		t.Errorf("duplicate step id: %v", err)
+	}
+	if id, _ := m.newStepID(l, req(NoVal), t0); id != 5 {
+		t.Errorf("leader's own step %d, want 5", id)
+	}
+}

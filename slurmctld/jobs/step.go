@@ -74,9 +74,12 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if tasks < uint32(len(ranks)) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
-	st := &Step{ID: j.NextStepID, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
+	id, err := m.newStepID(j, req, now)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	st := &Step{ID: id, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
 		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
-	j.NextStepID++
 	if stepLimited(req.TimeLimit) && m.cfg.EnforcePartLimits != EnforceNo {
 		// step_create checks this after the step got its id: the id is
 		// used up.

@@ -268,6 +268,8 @@ func TestSlurmctldHetJob(t *testing.T) {
 	})
 }
 
+var stepRetry = regexp.MustCompile(`(?m)^srun: (Job \S+ step creation temporarily disabled, retrying .*|Step created for job \S+)\n`)
+
 var schedNodeList = regexp.MustCompile(`SchedNodeList=\S+`)
 
 var revoked = regexp.MustCompile(`(?m)^salloc: Job allocation \d+ has been revoked\.\n`)
@@ -289,4 +291,47 @@ func mAllJobs(t *testing.T, m *mutCluster) string {
 	})
 	s = allocSid.ReplaceAllString(s, "AllocNode:Sid=$1:<sid>")
 	return schedBy.ReplaceAllString(s, "Scheduler=<s>")
+}
+
+// TestSlurmctldHetJobSteps: scancel of a pending component (by its id and
+// as "N+1"), then srun --het-group=0,1 inside a het batch job: one step
+// over both components.
+func TestSlurmctldHetJobSteps(t *testing.T) {
+	hetScriptOnBoth(t, func(t *testing.T, m *mutCluster, restart func()) []string {
+		var log []string
+		add := func(what, s string) { log = append(log, what+":\n"+s) }
+
+		b := m.hetScript(t, "b.sh", nil, "exit 0\n")
+		out := m.try(t, "sbatch", "-H", "-J", "hH", "-n1", "-o", m.out+"/%j.out", ":", "-n1", b)
+		hID, hm := hetIDs(out, 2, m)
+		if hID == "" {
+			add("sbatch -H", out)
+			return log
+		}
+		n, _ := strconv.Atoi(hID)
+		add("scancel of a pending component", hm.apply(m.try(t, "scancel", strconv.Itoa(n+1))))
+		add("scancel <N>+1", hm.apply(m.try(t, "scancel", hID+"+1")))
+		add("scancel <N>+5", hm.apply(m.try(t, "scancel", hID+"+5")))
+		add("still pending", m.settledState(t, []string{hID}, hm))
+		add("scancel <N>+0", hm.apply(m.try(t, "scancel", hID+"+0")))
+		add("cancelled", m.settledState(t, []string{hID}, hm))
+
+		s := m.hetScript(t, "s.sh", []string{"-J hS -w n1 -n1 -t 30 -o " + m.out + "/%j.out", "hetjob", "-w n2 -n2 -t 30"},
+			"srun -n1 true\n"+
+				"srun --het-group=0,1 sh -c 'echo $SLURM_HET_SIZE $SLURMD_NODENAME $SLURM_PROCID $SLURM_NTASKS $SLURM_STEP_NUM_NODES $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_STEP_NODELIST' | sort\n"+
+				"echo rc=$?\n"+
+				"srun --het-group=1 sh -c 'echo $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_STEP_NODELIST'\n")
+		out = m.try(t, "sbatch", s)
+		sID, sm := hetIDs(out, 2, m)
+		add("sbatch", sm.apply(out))
+		if sID == "" {
+			return log
+		}
+		add("ended", m.settledState(t, []string{sID}, sm))
+		b2, _ := os.ReadFile(filepath.Join(m.out, sID+".out"))
+		// A step asked for while the previous one still holds its CPUs
+		// waits: whether it has to is timing.
+		add("output", stepRetry.ReplaceAllString(sm.apply(string(b2)), ""))
+		return log
+	})
 }
