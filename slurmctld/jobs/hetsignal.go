@@ -85,3 +85,33 @@ func (m *Manager) hetRecord(id, off uint32) *Job {
 	}
 	return nil
 }
+
+// hetTargets is update_job_str's part for het jobs: a leader's id names
+// every component, "123+1" the component at that offset. ok is false
+// when sjob names no het job.
+func (m *Manager) hetTargets(sjob string) (ts []target, ok bool, err error) {
+	if i := strings.IndexByte(sjob, '+'); i >= 0 {
+		id, err1 := strconv.ParseUint(sjob[:i], 10, 32)
+		off, err2 := strconv.ParseUint(sjob[i+1:], 10, 32)
+		if err1 != nil || err2 != nil || id == 0 {
+			return nil, true, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+		}
+		j := m.hetRecord(uint32(id), uint32(off))
+		if j == nil {
+			return nil, true, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+		}
+		return []target{{j, NoVal}}, true, nil
+	}
+	id, err1 := strconv.ParseUint(sjob, 10, 32)
+	if err1 != nil {
+		return nil, false, nil
+	}
+	comps := m.hetComponents(m.jobs[uint32(id)])
+	if comps == nil {
+		return nil, false, nil
+	}
+	for _, c := range comps {
+		ts = append(ts, target{c, NoVal})
+	}
+	return ts, true, nil
+}

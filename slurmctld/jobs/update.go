@@ -26,7 +26,10 @@ func (m *Manager) Update(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (Outc
 		}
 		return m.updateArrayTasks(id, tasks, d, c, cl, now)
 	}
-	ts, err := m.resolve(strOf(d.JobIDStr), d.JobID)
+	ts, het, err := m.hetTargets(strOf(d.JobIDStr))
+	if !het {
+		ts, err = m.resolve(strOf(d.JobIDStr), d.JobID)
+	}
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -464,6 +467,11 @@ func (m *Manager) release(j *Job) {
 	j.ExitCode = 0
 	j.Priority = m.prio.Assign(int32(j.Nice - niceOff))
 	j.Reason = ReasonPriority
+	if j.HetJobID != 0 {
+		// WAIT_NO_REASON, as _release_job_rec leaves it: only backfill
+		// gives a het job its next reason.
+		j.Reason = ReasonNone
+	}
 }
 
 // jobResized is JOB_RESIZED (bit_flags): the job lost nodes while it had

@@ -93,6 +93,12 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 				starts = append(starts, st)
 				o.started = true
 				started++
+				if j.HetJobID != 0 {
+					// backfill.c only plans a het job's components
+					// and starts them together after the pass: the
+					// planned nodes are reserved whole meanwhile.
+					c.reserve(pl.nodes, c.now, c.now+r.duration)
+				}
 				continue
 			}
 			if a, ok := c.gangStart(j, e.pi, c.usable, starts); ok {

@@ -313,6 +313,13 @@ func TestSlurmctldHetJobSteps(t *testing.T) {
 		add("scancel <N>+1", hm.apply(m.try(t, "scancel", hID+"+1")))
 		add("scancel <N>+5", hm.apply(m.try(t, "scancel", hID+"+5")))
 		add("still pending", m.settledState(t, []string{hID}, hm))
+		// scontrol update of one component, then release of the whole.
+		add("update <N>+1", hm.apply(m.try(t, "scontrol", "update", "JobId="+hID+"+1", "TimeLimit=5")))
+		add("release <N>", hm.apply(m.try(t, "scontrol", "release", hID)))
+		add("released and ended", m.settledState(t, []string{hID}, hm))
+
+		out = m.try(t, "sbatch", "-H", "-J", "hH", "-n1", "-o", m.out+"/%j.out", ":", "-n1", b)
+		hID, hm = hetIDs(out, 2, m)
 		add("scancel <N>+0", hm.apply(m.try(t, "scancel", hID+"+0")))
 		add("cancelled", m.settledState(t, []string{hID}, hm))
 
