@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ func hetScriptOnBoth(t *testing.T, script ctldScript) {
 	if testing.Short() {
 		t.Skip("starts two Slurm clusters")
 	}
-	cmds := []string{"scontrol", "scancel", "sbatch", "squeue", "salloc"}
+	cmds := []string{"scontrol", "scancel", "sbatch", "squeue", "salloc", "srun"}
 	for _, name := range cmds {
 		if _, err := oracle.Find(name); err != nil {
 			oracle.Unavailable(t, name+": "+err.Error())
@@ -341,4 +342,29 @@ func TestSlurmctldHetJobSteps(t *testing.T) {
 		add("output", stepRetry.ReplaceAllString(sm.apply(string(b2)), ""))
 		return log
 	})
+}
+
+// TestSlurmctldHetJobSrun: srun with ":" outside an allocation (a het
+// allocation of its own, then one step over its components), and srun
+// --het-group inside salloc's het allocation.
+func TestSlurmctldHetJobSrun(t *testing.T) {
+	hetScriptOnBoth(t, func(t *testing.T, m *mutCluster, restart func()) []string {
+		var log []string
+		add := func(what, s string) { log = append(log, what+":\n"+s) }
+		echo := "echo $SLURM_HET_SIZE $SLURMD_NODENAME $SLURM_PROCID $SLURM_NTASKS $SLURM_STEP_ID $SLURM_STEP_NODELIST"
+		out := m.try(t, "srun", "-J", "hR", "-w", "n1", "-n1", ":", "-w", "n2", "-n2", "sh", "-c", echo)
+		add("srun with ':'", maskAllIDs(sortLines(out)))
+		add("jobs after srun", maskAllIDs(newMasker(m.out, "<out>").apply(mAllJobs(t, m))))
+		out = m.try(t, "salloc", "-J", "hQ", "-w", "n3", "-n1", ":", "-w", "n4", "-n1",
+			"srun", "--het-group=0,1", "sh", "-c", echo)
+		add("srun --het-group in salloc", maskAllIDs(revoked.ReplaceAllString(sortLines(out), "")))
+		return log
+	})
+}
+
+// sortLines sorts the lines of s (the tasks of a step print in any order).
+func sortLines(s string) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	sort.Strings(l)
+	return strings.Join(l, "\n") + "\n"
 }
