@@ -45,8 +45,10 @@
 //	UPDATE_JOB                Update (hold, uhold, release, limits, ...)
 //	JOB_REQUEUE               Requeue
 //	JOB_READY                 JobReady
-//	JOB_ALLOCATION_INFO,
-//	HET_JOB_ALLOC_INFO        AllocationInfo
+//	JOB_ALLOCATION_INFO       AllocationInfo
+//	HET_JOB_ALLOC_INFO        HetAllocationInfo
+//	SUBMIT_BATCH_HET_JOB      SubmitHet
+//	HET_JOB_ALLOCATION        AllocateHet
 //	JOB_STEP_CREATE           CreateStep, then StepGrant.Sign outside the lock
 //	STEP_COMPLETE             StepComplete
 //	COMPLETE_JOB_ALLOCATION   CompleteAllocation

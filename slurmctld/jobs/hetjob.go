@@ -2,9 +2,11 @@ package jobs
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
@@ -440,4 +442,29 @@ func (m *Manager) HetAllocationInfo(id uint32, c Caller) (*msg.HetAllocation, er
 		out.Jobs = append(out.Jobs, *m.allocation(comp))
 	}
 	return out, nil
+}
+
+// hetNodes is the union of the nodes of a het job's components, in node
+// table order (bitmap2node_name), for an sbcast credential of the whole
+// het job; each component must be running and the caller's.
+func (m *Manager) hetNodes(comps []*Job, c Caller) (string, error) {
+	byIdx := map[int]string{}
+	for _, comp := range comps {
+		if _, err := m.AllocationInfo(comp.ID, c); err != nil {
+			return "", err
+		}
+		for k, n := range comp.Nodes {
+			byIdx[comp.NodeIdx[k]] = n
+		}
+	}
+	idx := make([]int, 0, len(byIdx))
+	for i := range byIdx {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	names := make([]string, len(idx))
+	for k, i := range idx {
+		names[k] = byIdx[i]
+	}
+	return hostlist.Compress(names), nil
 }

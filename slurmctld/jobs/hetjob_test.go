@@ -322,3 +322,39 @@ func TestHetStepIDs(t *testing.T) {
 		t.Errorf("leader's own step %d, want 5", id)
 	}
 }
+
+func TestHetSbcastNodes(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	descs := hetDescs(alice, 2)
+	descs[0].ReqNodes, descs[1].ReqNodes = msg.Str("n3"), msg.Str("n1")
+	r, _, err := m.SubmitHet(descs, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	for _, tc := range []struct {
+		off  uint32
+		want string
+		job  uint32
+	}{
+		{NoVal, "n[1,3]", r.JobID},
+		{1, "n1", r.JobID + 1},
+	} {
+		g, err := m.SbcastCred(&msg.SelectedStep{StepID: msg.StepID{JobID: r.JobID, StepID: NoVal, StepHetComp: NoVal},
+			ArrayTaskID: NoVal, HetJobOffset: tc.off}, alice, t0+2)
+		if err != nil {
+			t.Fatalf("offset %d: %v", tc.off, err)
+		}
+		if g.Resp.NodeList.Value != tc.want || g.Resp.JobID != tc.job {
+			t.Errorf("offset %d: job %d nodes %q, want %d %q", tc.off, g.Resp.JobID, g.Resp.NodeList.Value, tc.job, tc.want)
+		}
+	}
+}
+
+func mustScheduleBF(t *testing.T, m *Manager, cl *Cluster, now int64) {
+	t.Helper()
+	if _, err := m.Schedule(cl, now, true); err != nil {
+		t.Fatal(err)
+	}
+}

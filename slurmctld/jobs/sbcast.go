@@ -24,11 +24,11 @@ type SbcastGrant struct {
 // on fewer, that expires with the job. Its step id is the step asked
 // for, or the job's next step id.
 func (m *Manager) SbcastCred(req *msg.SelectedStep, c Caller, now int64) (*SbcastGrant, error) {
-	if req.HetJobOffset != NoVal {
-		// Heterogeneous jobs are not implemented: no component exists.
-		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
-	}
 	j := m.jobs[req.StepID.JobID]
+	if req.HetJobOffset != NoVal {
+		// One component of a het job ("123+1").
+		j = m.hetRecord(req.StepID.JobID, req.HetJobOffset)
+	}
 	// Another user's job answers USER_ID_MISSING whatever its state: the
 	// owner check overrides job_alloc_info's answer.
 	switch {
@@ -43,7 +43,14 @@ func (m *Manager) SbcastCred(req *msg.SelectedStep, c Caller, now int64) (*Sbcas
 	}
 	nodes := j.nodeList()
 	stepID := j.NextStepID
-	if req.StepID.StepID != NoVal {
+	if comps := m.hetComponents(j); comps != nil && req.HetJobOffset == NoVal {
+		// A het job's leader: the nodes of every component, whatever
+		// step was asked for.
+		var err error
+		if nodes, err = m.hetNodes(comps, c); err != nil {
+			return nil, err
+		}
+	} else if req.StepID.StepID != NoVal {
 		var st *Step
 		for _, s := range j.Steps {
 			if s.ID == req.StepID.StepID {
