@@ -241,8 +241,7 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 			// Suspended jobs are skipped: their steps' clocks stand still.
 			actions = append(actions, m.warnSignal(j, cl, now)...)
 			actions = append(actions, m.stepTimeLimits(j, now)...)
-		case j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0 &&
-			!arrays.busy(j):
+		case m.old(j, now) && !arrays.busy(j) && m.hetOld(j, now):
 			m.remove(j.ID)
 			arrays.removed(j)
 			m.lastUpdate = now
@@ -251,6 +250,11 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 	}
 	actions = append(actions, m.gangTick(cl, now)...)
 	return m.finish(actions)
+}
+
+// old: a finished job past MinJobAge (_list_find_job_old).
+func (m *Manager) old(j *Job, now int64) bool {
+	return j.Finished() && !j.IsCompleting() && now-j.EndTime >= m.cfg.MinJobAge && m.cfg.MinJobAge > 0
 }
 
 // NodeDown handles a node going DOWN (no response, admin): every job on it

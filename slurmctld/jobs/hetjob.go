@@ -468,3 +468,19 @@ func (m *Manager) hetNodes(comps []*Job, c Caller) (string, error) {
 	}
 	return hostlist.Compress(names), nil
 }
+
+// hetOld is _purge_complete_het_job's test: the records of a het job
+// leave the table together, once every one of them is old (a record whose
+// leader is gone already goes on its own).
+func (m *Manager) hetOld(j *Job, now int64) bool {
+	l := m.hetLeader(j)
+	if l == nil {
+		return true
+	}
+	for _, c := range m.hetComponents(l) {
+		if !m.old(c, now) {
+			return false
+		}
+	}
+	return true
+}

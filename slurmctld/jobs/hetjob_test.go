@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -356,5 +357,50 @@ func mustScheduleBF(t *testing.T, m *Manager, cl *Cluster, now int64) {
 	t.Helper()
 	if _, err := m.Schedule(cl, now, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHetPurgedTogether(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	// The second component ends first (scancel <N+1>), the leader later.
+	if _, err := m.Kill(&msg.JobStepKillRequest{SJobID: msg.Str(fmt.Sprint(r.JobID + 1)),
+		StepID: msg.StepID{StepID: NoVal, StepHetComp: NoVal}, Signal: sigKill}, alice, cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range m.Job(r.JobID + 1).Completing {
+		if _, err := m.EpilogComplete(r.JobID+1, n, root, t0+2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The leader's completion answers for the component too: already
+	// done, as job_complete's last error.
+	l := m.Job(r.JobID)
+	_, err = m.CompleteBatch(&msg.CompleteBatchScript{JobID: l.ID, NodeName: msg.Str(l.BatchHost)}, root, cl, t0+100)
+	if code(err) != slurmerr.ESLURM_ALREADY_DONE {
+		t.Fatalf("completion: %v", err)
+	}
+	for _, n := range append([]string(nil), l.Completing...) {
+		if _, err := m.EpilogComplete(l.ID, n, root, t0+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MinJobAge (300 s) after the component's end, not the leader's.
+	if _, err := m.Tick(cl, t0+350); err != nil {
+		t.Fatal(err)
+	}
+	if m.Job(r.JobID+1) == nil || m.Job(r.JobID) == nil {
+		t.Fatal("a record left before the whole het job was old")
+	}
+	if _, err := m.Tick(cl, t0+400); err != nil {
+		t.Fatal(err)
+	}
+	if m.Job(r.JobID+1) != nil || m.Job(r.JobID) != nil {
+		t.Fatal("records left behind")
 	}
 }
