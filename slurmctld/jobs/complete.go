@@ -274,7 +274,7 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			}
 			m.touch(j, now)
 		}
-		if !j.Running() || indexOf(j.Nodes, node) < 0 {
+		if !j.Running() || !m.hetOnNode(j, node) {
 			continue
 		}
 		if j.Batch && j.Requeue {

@@ -484,3 +484,17 @@ func (m *Manager) hetOld(j *Job, now int64) bool {
 	}
 	return true
 }
+
+// hetOnNode is _het_job_on_node: the job, or for a het job any of its
+// components, has node (a node failure ends every component).
+func (m *Manager) hetOnNode(j *Job, node string) bool {
+	if indexOf(j.Nodes, node) >= 0 {
+		return true
+	}
+	for _, c := range m.hetComponents(m.hetLeader(j)) {
+		if c.Running() && indexOf(c.Nodes, node) >= 0 {
+			return true
+		}
+	}
+	return false
+}

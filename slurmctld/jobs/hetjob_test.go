@@ -404,3 +404,26 @@ func TestHetPurgedTogether(t *testing.T) {
 		t.Fatal("records left behind")
 	}
 }
+
+func TestHetNodeDown(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	descs := hetDescs(alice, 2)
+	descs[0].ReqNodes, descs[1].ReqNodes = msg.Str("n1"), msg.Str("n2")
+	for i := range descs {
+		descs[i].Requeue = 0
+	}
+	r, _, err := m.SubmitHet(descs, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	if _, err := m.NodeDown("n2", cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{r.JobID, r.JobID + 1} {
+		if j := m.Job(id); j.Base() != msg.JobNodeFail {
+			t.Errorf("job %d: state %d, want NODE_FAIL", id, j.Base())
+		}
+	}
+}
