@@ -498,3 +498,20 @@ func (m *Manager) hetOnNode(j *Job, node string) bool {
 	}
 	return false
 }
+
+// hetSuspend is _job_suspend for a het job: only the leader may be named
+// (ESLURM_NOT_WHOLE_HET_JOB otherwise), and every component is suspended
+// or resumed; the answer is the last error.
+func (m *Manager) hetSuspend(j *Job, op uint16, cl *Cluster, now int64, actions *[]Action) error {
+	comps := m.hetComponents(j)
+	if comps == nil {
+		return serr(slurmerr.ESLURM_NOT_WHOLE_HET_JOB)
+	}
+	var last error
+	for _, c := range comps {
+		if err := m.suspendOne(c, op, cl, now, actions); err != nil {
+			last = err
+		}
+	}
+	return last
+}

@@ -427,3 +427,28 @@ func TestHetNodeDown(t *testing.T) {
 		}
 	}
 }
+
+func TestHetSuspend(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	suspend := func(id uint32) error {
+		_, _, err := m.Suspend(&msg.SuspendRequest{Op: msg.SuspendJob, JobID: id}, root, cl, t0+2)
+		return err
+	}
+	if err := suspend(r.JobID + 1); code(err) != slurmerr.ESLURM_NOT_WHOLE_HET_JOB {
+		t.Errorf("suspend of a component: %v", err)
+	}
+	if err := suspend(r.JobID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{r.JobID, r.JobID + 1} {
+		if m.Job(id).Base() != msg.JobSuspended {
+			t.Errorf("job %d not suspended", id)
+		}
+	}
+}

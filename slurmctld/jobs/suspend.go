@@ -192,9 +192,18 @@ func (m *Manager) suspendCode(j *Job, op uint16, cl *Cluster, now int64, actions
 	return slurmerr.Code(m.suspendJob(j, op, cl, now, actions))
 }
 
-// suspendJob is _job_suspend and _job_suspend_op for one record, by
-// scontrol (indefinitely: the job leaves gang scheduling).
+// suspendJob is _job_suspend, by scontrol (indefinitely: the job leaves
+// gang scheduling): a het job's leader stands for every component
+// (hetSuspend), any other record for itself.
 func (m *Manager) suspendJob(j *Job, op uint16, cl *Cluster, now int64, actions *[]Action) error {
+	if j != nil && j.HetJobID != 0 {
+		return m.hetSuspend(j, op, cl, now, actions)
+	}
+	return m.suspendOne(j, op, cl, now, actions)
+}
+
+// suspendOne is _job_suspend_op for one record, by scontrol.
+func (m *Manager) suspendOne(j *Job, op uint16, cl *Cluster, now int64, actions *[]Action) error {
 	return m.suspendOp(j, op, true, cl, now, actions)
 }
 
