@@ -452,3 +452,28 @@ func TestHetSuspend(t *testing.T) {
 		}
 	}
 }
+
+func TestHetRequeue(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	requeue := func(id uint32) error {
+		_, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, alice, cl, t0+2)
+		return err
+	}
+	if err := requeue(r.JobID + 1); code(err) != slurmerr.ESLURM_NOT_HET_JOB_LEADER {
+		t.Errorf("requeue of a component: %v", err)
+	}
+	if err := requeue(r.JobID); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{r.JobID, r.JobID + 1} {
+		if j := m.Job(id); j.State&msg.JobRequeue == 0 && !j.Pending() {
+			t.Errorf("job %d not requeued: state %#x", id, j.State)
+		}
+	}
+}

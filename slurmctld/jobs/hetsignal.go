@@ -115,3 +115,24 @@ func (m *Manager) hetTargets(sjob string) (ts []target, ok bool, err error) {
 	}
 	return ts, true, nil
 }
+
+// hetRequeueTargets is _job_requeue's part for het jobs: a leader stands
+// for every component; another component cannot be requeued alone
+// (ESLURM_NOT_HET_JOB_LEADER).
+func (m *Manager) hetRequeueTargets(ts []target) ([]target, error) {
+	var out []target
+	for _, t := range ts {
+		if t.job.HetJobID == 0 {
+			out = append(out, t)
+			continue
+		}
+		comps := m.hetComponents(t.job)
+		if comps == nil {
+			return nil, serr(slurmerr.ESLURM_NOT_HET_JOB_LEADER)
+		}
+		for _, c := range comps {
+			out = append(out, target{c, NoVal})
+		}
+	}
+	return out, nil
+}

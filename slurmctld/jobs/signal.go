@@ -328,6 +328,9 @@ func srunJobComplete(j *Job) SrunMessage {
 // killed first and pends again once its nodes are clean.
 func (m *Manager) Requeue(req *msg.JobRequeueRequest, c Caller, cl *Cluster, now int64) (Outcome, error) {
 	ts, err := m.resolve(strOf(req.JobIDStr), req.JobID)
+	if err == nil {
+		ts, err = m.hetRequeueTargets(ts)
+	}
 	if err != nil {
 		return Outcome{}, err
 	}
