@@ -368,3 +368,42 @@ func sortLines(s string) string {
 	sort.Strings(l)
 	return strings.Join(l, "\n") + "\n"
 }
+
+// TestSlurmctldHetJobControl: scontrol suspend, resume and requeue of a
+// running het job, by its leader and by a component.
+func TestSlurmctldHetJobControl(t *testing.T) {
+	hetScriptOnBoth(t, func(t *testing.T, m *mutCluster, restart func()) []string {
+		var log []string
+		add := func(what, s string) { log = append(log, what+":\n"+s) }
+		a := m.hetScript(t, "c.sh", []string{"-J hC -w n1 -n1 -t 30 -o " + m.out + "/%j.out", "hetjob", "-w n2 -n2 -t 30"},
+			"echo up > "+m.out+"/c.$SLURM_JOB_ID.${SLURM_RESTART_COUNT:-0}\nexec sleep 600\n")
+		out := m.try(t, "sbatch", a)
+		id, mk := hetIDs(out, 2, m)
+		if id == "" {
+			add("sbatch", out)
+			return log
+		}
+		n, _ := strconv.Atoi(id)
+		comp := strconv.Itoa(n + 1)
+		wait := func(file string) {
+			_ = m.c.Poll(60*time.Second, func() bool {
+				_, err := os.Stat(filepath.Join(m.out, file))
+				return err == nil
+			})
+		}
+		wait("c." + id + ".0")
+		add("running", m.settledState(t, []string{id}, mk))
+		add("suspend <N+1>", mk.apply(m.try(t, "scontrol", "suspend", comp)))
+		add("suspend <N>", mk.apply(m.try(t, "scontrol", "suspend", id)))
+		add("suspended", m.settledState(t, []string{id}, mk))
+		add("resume <N>", mk.apply(m.try(t, "scontrol", "resume", id)))
+		add("resumed", m.settledState(t, []string{id}, mk))
+		add("requeue <N+1>", mk.apply(m.try(t, "scontrol", "requeue", comp)))
+		add("requeue <N>", mk.apply(m.try(t, "scontrol", "requeue", id)))
+		// Requeued, both wait for their begin time (now + 120 s).
+		add("requeued", m.settledState(t, []string{id}, mk))
+		add("scancel", mk.apply(m.try(t, "scancel", id)))
+		add("cancelled", m.settledState(t, []string{id}, mk))
+		return log
+	})
+}
