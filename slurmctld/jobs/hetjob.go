@@ -365,7 +365,9 @@ func (m *Manager) hetStarted(j *Job, cl *Cluster, now int64) []Action {
 	}
 	comps := m.hetComponents(l)
 	for _, c := range comps {
-		if !c.Running() {
+		// _het_job_ready: every component runs, none is configuring
+		// (PrologSlurmctld): the last one to be ready launches.
+		if !c.Running() || c.State&msg.JobConfiguring != 0 {
 			return nil
 		}
 	}

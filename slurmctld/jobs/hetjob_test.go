@@ -477,3 +477,34 @@ func TestHetRequeue(t *testing.T) {
 		}
 	}
 }
+
+// TestHetPrologSlurmctld: with PrologSlurmctld the leader's script is
+// launched once, when the last component's prolog ends.
+func TestHetPrologSlurmctld(t *testing.T) {
+	m := hookManager(HookConfig{PrologSlurmctld: "/etc/prolog"})
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Schedule(cl, t0+1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(launches(out.Actions)) != 0 {
+		t.Fatal("launched before the prologs ended")
+	}
+	for k, id := range []uint32{r.JobID + 1, r.JobID} {
+		out, err := m.PrologDone(id, 0, false, cl, t0+2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := launches(out.Actions)
+		switch {
+		case k == 0 && len(ls) != 0:
+			t.Fatalf("launched with the leader's prolog running: %+v", ls)
+		case k == 1 && (len(ls) != 1 || ls[0].JobID != r.JobID):
+			t.Fatalf("launches %+v, want the leader's", ls)
+		}
+	}
+}

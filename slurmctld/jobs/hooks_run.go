@@ -144,7 +144,9 @@ func (m *Manager) configFini(j *Job, cl *Cluster, now int64) []Action {
 		j.EndTime = now + m.limitSeconds(j, cl)
 	}
 	actions := m.launchProlog(j, cl, now)
-	if j.Batch {
+	if j.HetJobID != 0 {
+		actions = append(actions, m.hetStarted(j, cl, now)...)
+	} else if j.Batch {
 		actions = append(actions, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
 	}
 	return actions
