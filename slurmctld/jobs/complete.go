@@ -200,10 +200,21 @@ func (m *Manager) LaunchFailed(jobID uint32, rc int, cl *Cluster, now int64) (Ou
 	if j == nil || !j.Running() {
 		return Outcome{}, nil
 	}
-	j.StateDesc = slurmerr.Message(rc)
-	j.ExitCode = 1
-	m.endJob(j, msg.JobFailed, ReasonLaunchFailed, now)
-	return m.finish(m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now))
+	recs := []*Job{j}
+	if comps := m.hetComponents(j); comps != nil {
+		recs = comps // job_complete ends every component of a het job
+	}
+	var actions []Action
+	for _, r := range recs {
+		if !r.Running() {
+			continue
+		}
+		r.StateDesc = slurmerr.Message(rc)
+		r.ExitCode = 1
+		m.endJob(r, msg.JobFailed, ReasonLaunchFailed, now)
+		actions = append(actions, m.terminate(r, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
+	}
+	return m.finish(actions)
 }
 
 // Tick is the periodic work of the controller's background loop: jobs past

@@ -508,3 +508,21 @@ func TestHetPrologSlurmctld(t *testing.T) {
 		}
 	}
 }
+
+func TestHetLaunchFailed(t *testing.T) {
+	m := newTestManager(nil)
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	if _, err := m.LaunchFailed(r.JobID, slurmerr.ESLURMD_CREDENTIAL_REVOKED, cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{r.JobID, r.JobID + 1} {
+		if j := m.Job(id); j.Base() != msg.JobFailed || j.Reason != ReasonLaunchFailed {
+			t.Errorf("job %d: state %d reason %d", id, j.Base(), j.Reason)
+		}
+	}
+}
