@@ -288,7 +288,12 @@ func mAllJobs(t *testing.T, m *mutCluster) string {
 	_ = m.c.Poll(60*time.Second, func() bool {
 		r := m.exec(t, m.cmds["scontrol"], "scontrol", []string{"-o", "show", "job"}, "", false)
 		s = maskState(r.stdout+r.stderr, true)
-		return settled(s)
+		for _, l := range strings.Split(s, "\n") {
+			if !settled(l + " ") {
+				return false
+			}
+		}
+		return true
 	})
 	s = allocSid.ReplaceAllString(s, "AllocNode:Sid=$1:<sid>")
 	return schedBy.ReplaceAllString(s, "Scheduler=<s>")
@@ -323,6 +328,24 @@ func TestSlurmctldHetJobSteps(t *testing.T) {
 		hID, hm = hetIDs(out, 2, m)
 		add("scancel <N>+0", hm.apply(m.try(t, "scancel", hID+"+0")))
 		add("cancelled", m.settledState(t, []string{hID}, hm))
+
+		// More submissions: too many nodes and a bad constraint in the
+		// second component, too many nodes in the first, the second in
+		// a DOWN partition. (Too much memory in the second component,
+		// --mem=5000, is refused under both controllers, but real
+		// slurmctld keeps that component's FAILED record, which ours
+		// does not make.)
+		for _, args := range [][]string{
+			{"-n1", ":", "-N5", b},
+			{"-n1", ":", "-C", "nosuch", b},
+			{"-N5", ":", "-n1", b},
+			{"-n1", ":", "-p", "down", "-n1", b},
+		} {
+			out := m.try(t, "sbatch", append([]string{"-J", "hX"}, args...)...)
+			add("sbatch "+strings.Join(args[:len(args)-1], " "), maskAllIDs(out))
+		}
+		add("records of the refused", maskAllIDs(newMasker(m.out, "<out>").apply(hetNamed(t, m, "hX"))))
+		m.try(t, "scancel", "-n", "hX")
 
 		s := m.hetScript(t, "s.sh", []string{"-J hS -w n1 -n1 -t 30 -o " + m.out + "/%j.out", "hetjob", "-w n2 -n2 -t 30"},
 			"srun -n1 true\n"+
@@ -406,4 +429,15 @@ func TestSlurmctldHetJobControl(t *testing.T) {
 		add("cancelled", m.settledState(t, []string{id}, mk))
 		return log
 	})
+}
+
+// hetNamed is the settled records of the jobs named name.
+func hetNamed(t *testing.T, m *mutCluster, name string) string {
+	var keep []string
+	for _, l := range strings.Split(mAllJobs(t, m), "\n") {
+		if strings.Contains(l, " JobName="+name+" ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n") + "\n"
 }
