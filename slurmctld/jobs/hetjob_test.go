@@ -526,3 +526,22 @@ func TestHetLaunchFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestHetKillWholeHetJob(t *testing.T) {
+	m := newTestManager(nil)
+	m.cfg.WholeHetJob = true
+	cl := bfCluster()
+	r, _, err := m.SubmitHet(hetDescs(alice, 2), alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Kill(&msg.JobStepKillRequest{SJobID: msg.Str(fmt.Sprint(r.JobID + 1)),
+		StepID: msg.StepID{StepID: NoVal, StepHetComp: NoVal}, Signal: sigKill}, alice, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{r.JobID, r.JobID + 1} {
+		if m.Job(id).Base() != msg.JobCancelled {
+			t.Errorf("job %d not cancelled", id)
+		}
+	}
+}

@@ -42,6 +42,13 @@ func (m *Manager) hetKill(sjob string, req *msg.JobStepKillRequest, c Caller, cl
 	if plus && j.HetJobID == 0 {
 		return Outcome{}, true, serr(slurmerr.ESLURM_NOT_HET_JOB)
 	}
+	if j.HetJobOffset != 0 && m.cfg.WholeHetJob {
+		// whole_hetjob: a component stands for the whole het job (itself
+		// alone when its leader is gone).
+		if l := m.hetLeader(j); l != nil {
+			j = l
+		}
+	}
 	var actions []Action
 	var sigErr error
 	switch {

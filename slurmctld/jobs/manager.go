@@ -36,6 +36,9 @@ type Config struct {
 	// EnableUserTop is SchedulerParameters=enable_user_top: users may
 	// scontrol top their own jobs.
 	EnableUserTop bool
+	// WholeHetJob is SchedulerParameters=whole_hetjob (or whole_pack):
+	// scancel of one component of a het job acts on every component.
+	WholeHetJob bool
 	// DisableJobShrink is SchedulerParameters=disable_job_shrink: running
 	// jobs may not be shrunk (NumNodes, ReqNodeList).
 	DisableJobShrink bool
@@ -103,6 +106,8 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 		c.DependencyParameters.Has("kill_invalid_depend")
 	cfg.EnableUserTop = UserTopEnabled(c.SchedulerParameters)
 	cfg.DisableJobShrink = strings.Contains(strings.ToLower(c.SchedulerParameters.String()), "disable_job_shrink")
+	sp := strings.ToLower(c.SchedulerParameters.String())
+	cfg.WholeHetJob = strings.Contains(sp, "whole_hetjob") || strings.Contains(sp, "whole_pack")
 	cfg.MaxArraySize = c.MaxArraySize
 	cfg.MaxJobCount = c.MaxJobCount
 	cfg.ClusterName = c.ClusterName
