@@ -161,6 +161,7 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 	}
 	jc.cl.Partitions = parts
 	jc.cl.Reservations = c.jobReservations()
+	jc.cl.GresRecs = c.gresRecs(jc.cl.GresRecs)
 	return jc.cl, nil
 }
 
@@ -248,6 +249,7 @@ func (c *Controller) syncUsage(now int64) {
 	if changed {
 		c.lastNodeUpdate = now
 	}
+	c.syncGresUsed()
 }
 
 // downNodesWithJobs lists DOWN nodes the job table still uses: the job

@@ -6,6 +6,7 @@ import (
 
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
 
@@ -29,8 +30,10 @@ type Node struct {
 	RealMemory               uint64 // MB
 	TmpDisk                  uint32 // MB
 	Weight                   uint32
-	Features, Gres           string // available features
-	FeaturesAct              string // active features (what jobs' constraints match)
+	Features, Gres           string        // available features
+	GresUsed                 string        // GresUsed=, set by syncGresUsed
+	gresRecs                 []gres.Record // registered gres.conf records; nil before
+	FeaturesAct              string        // active features (what jobs' constraints match)
 	Comment, Extra           string
 	CoreSpecCnt              uint16
 	CPUSpecList              string
@@ -365,6 +368,9 @@ func StateString(st uint32) string {
 // only) and the billing-weighted allocated TRES.
 func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
 	rec.GresDrain = gresDrained(showFlags)
+	if showFlags&msg.ShowDetail != 0 {
+		rec.GresUsed = optStr(n.GresUsed)
+	}
 	maxTRES := c.cfg.Conf != nil && c.cfg.Conf.PriorityFlagBits&conf.PriorityMaxTRES != 0
 	rec.SelectNodeInfo.TresAllocWeighted = msg.PackDouble(n.allocWeighted(maxTRES))
 }

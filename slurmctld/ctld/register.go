@@ -181,6 +181,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		n.CoreSpecCnt = uint16(len(n.specCores))
 	}
 	n.Arch, n.OS = reg.Arch.Value, reg.OS.Value
+	c.noteGres(n, reg.GresInfo)
 	if n.CPULoad != reg.CPULoad {
 		n.CPULoad, n.CPULoadTime = reg.CPULoad, now
 	}

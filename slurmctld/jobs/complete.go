@@ -189,6 +189,7 @@ func (m *Manager) completingDone(j *Job) {
 	j.State &^= msg.JobCompleting
 	if j.Pending() {
 		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
+		j.NodeGres = nil
 		j.TotalCPUs = 0
 	}
 }

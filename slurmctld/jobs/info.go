@@ -156,6 +156,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		ji.BillableTres = msg.PackDouble(m.billable(j))
 		ji.TresReqStr = ns(m.tresReq(j, cl))
 		ji.TresAllocStr = ns(m.tresAlloc(j))
+		ji.GresDetailStr = gresDetail(j)
 	}
 	return ji
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 )
 
 // Slurm's special values.
@@ -208,6 +209,9 @@ type Job struct {
 	NodeCPUs  []uint32   `json:",omitempty"` // CPUs per allocated node
 	NodeMem   []uint64   `json:",omitempty"` // MB per allocated node
 	NodeCores [][]uint16 `json:",omitempty"`
+	// NodeGres is what the job holds of GRES on each of its nodes, by
+	// device index where the node has device files (gres.go).
+	NodeGres [][]gres.Alloc `json:",omitempty"`
 	// SharedCores: the scheduler placed the job on cores it may share
 	// with other sharing jobs (OverSubscribe=YES:N/FORCE:N).
 	SharedCores bool   `json:",omitempty"`
@@ -286,6 +290,9 @@ type Step struct {
 	// Alloc is what the step holds of its job's CPUs, cores and memory
 	// (stepalloc.go); nil for a step that holds nothing.
 	Alloc *StepAlloc `json:",omitempty"`
+	// Gres is what the step holds of its job's GRES, per job node
+	// (gres.go); nil for none.
+	Gres [][]gres.Alloc `json:",omitempty"`
 }
 
 // Base is the job's base state.

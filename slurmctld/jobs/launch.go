@@ -131,6 +131,7 @@ func (m *Manager) credBody(j *Job, cl *Cluster, now int64) jobcred.Body {
 		b.GIDs = []uint32{j.GroupID}
 	}
 	b.JobCoreBitmap = m.coreBitmap(j, cl, 0, len(j.Nodes))
+	b.JobGres = m.jobGresRecs(j, cl)
 	for _, i := range j.NodeIdx {
 		if i < 0 || i >= len(cl.Nodes) {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 	"github.com/goslurm/goslurm/slurmctld/sched/priority"
 )
@@ -146,6 +147,9 @@ type Cluster struct {
 	Reservations []Reservation
 	// Licenses are slurm.conf's Licenses (licenses.go).
 	Licenses []conf.License
+	// GresRecs are the gres.conf records each node's slurmd registered
+	// (index = node index; nil = not registered yet), for GRES indices.
+	GresRecs [][]gres.Record
 
 	// empty keeps the submission test's empty cluster
 	// (submitcheck_select.go) while the node configuration stays.

@@ -323,7 +323,7 @@ func (m *Manager) allocationOf(j *Job) sched.Allocation {
 	a := sched.Allocation{JobID: j.ID, UserID: j.UserID, Partition: j.Partition, Start: j.StartTime, End: j.EndTime,
 		Exclusive: j.Shared == 0, Shared: j.SharedCores, Running: j.preemptable()}
 	for k, i := range j.NodeIdx {
-		na := sched.NodeAlloc{Node: i, CPUs: j.NodeCPUs[k], MemoryMB: j.NodeMem[k]}
+		na := sched.NodeAlloc{Node: i, CPUs: j.NodeCPUs[k], MemoryMB: j.NodeMem[k], Gres: heldGres(j, k)}
 		if k < len(j.NodeCores) {
 			na.Cores = j.NodeCores[k]
 		}
@@ -406,6 +406,7 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 		const coreSpecThread = 0x8000 // CORE_SPEC_THREAD
 		sj.SpecSet, sj.SpecThreads, sj.SpecCount = true, j.CoreSpec&coreSpecThread != 0, j.CoreSpec&^coreSpecThread
 	}
+	sj.Gres = schedGres(j)
 	sj.ReqNodes = nodeIdxs(cl, j.ReqNodes)
 	sj.ExcNodes = nodeIdxs(cl, j.ExcNodes)
 	sj.HetJobID = j.HetJobID
@@ -533,7 +534,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	if j.EligibleTime == 0 {
 		j.EligibleTime = now
 	}
-	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores = nil, nil, nil, nil, nil
+	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.NodeGres = nil, nil, nil, nil, nil, nil
 	j.TotalCPUs = 0
 	for _, na := range st.Alloc.Nodes {
 		j.NodeIdx = append(j.NodeIdx, na.Node)
@@ -550,6 +551,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		j.TotalCPUs += na.CPUs
 	}
 	j.SharedCores = st.Alloc.Shared
+	j.NodeGres = m.pickGres(j, cl, st.Alloc)
 	m.TakeMagnetic(j, cl, now)
 	if st.TimeLimit != 0 {
 		// Backfill started the job with its --time-min: that is its

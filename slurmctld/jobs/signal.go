@@ -410,6 +410,7 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	}
 	if completing == 0 {
 		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
+		j.NodeGres = nil
 		j.TotalCPUs = 0
 	}
 	m.touch(j, now)

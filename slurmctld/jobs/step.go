@@ -63,6 +63,13 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		}
 		return nil, Outcome{}, serr(code)
 	}
+	stepGres, code := pickStepGres(j, stepGresReqs(j, req), ranks, req.Flags&ssfOverlapForce != 0)
+	if code != 0 {
+		if code == slurmerr.ESLURM_NODES_BUSY {
+			j.addWaiter(req, now)
+		}
+		return nil, Outcome{}, serr(code)
+	}
 	// Without a task count: one a CPU asked for, else one a node.
 	tasks := uint32(len(ranks))
 	switch {
@@ -79,7 +86,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		return nil, Outcome{}, err
 	}
 	st := &Step{ID: id, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
-		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist}
+		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist, Gres: stepGres}
 	if stepLimited(req.TimeLimit) && m.cfg.EnforcePartLimits != EnforceNo {
 		// step_create checks this after the step got its id: the id is
 		// used up.
@@ -142,6 +149,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	body.StepCoreBitmap = m.stepCoreBitmap(j, cl, st.Alloc)
 	body.JobMem = memGroups(j.NodeMem)
 	body.StepMem = memGroups(stepMem)
+	body.StepGres = m.stepGresRecs(j, st, cl)
 	resp := &msg.StepCreateResponse{JobStepID: st.ID, Layout: layout, SelectJobinfo: m.cfg.Select,
 		SwitchJobinfo: msg.SwitchNone, UseProtocolVer: protoOr(j.ProtocolVersion)}
 	if j.CPUBindType != NoVal16 {

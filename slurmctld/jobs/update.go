@@ -8,6 +8,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 )
 
 // Alloc sid markers scontrol sends with priority 0 (uhold) or INFINITE.
@@ -572,6 +573,7 @@ func (j *Job) excise(drop []int) {
 	var cpus []uint32
 	var mem []uint64
 	var cores [][]uint16
+	var gr [][]gres.Alloc
 	for k := range j.Nodes {
 		if out[k] {
 			continue
@@ -589,8 +591,11 @@ func (j *Job) excise(drop []int) {
 		if k < len(j.NodeCores) {
 			cores = append(cores, j.NodeCores[k])
 		}
+		if k < len(j.NodeGres) {
+			gr = append(gr, j.NodeGres[k])
+		}
 	}
-	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores = nodes, idx, cpus, mem, cores
+	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.NodeGres = nodes, idx, cpus, mem, cores, gr
 }
 
 func allDone(done []bool) bool {

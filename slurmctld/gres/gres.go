@@ -1,0 +1,450 @@
+// Package gres is slurmctld's view of generic resources by device index:
+// how a node's GRES of one name are laid out (from slurm.conf's Gres= and
+// the gres.conf records slurmd reports at registration), which indices a
+// job gets on a node, and the strings scontrol shows for them.
+//
+// Facts are from Slurm 22.05.8: src/common/gres.c (_node_config_validate,
+// _node_gres_used, gres_node_config_pack), src/slurmctld/gres_ctld.c
+// (_job_alloc, _step_alloc) and cons_common's gres_select_filter.c
+// (_set_node_bits). The package is pure: no I/O, no clock.
+//
+// What is not modelled: Cores= binding (a GRES whose cores are not the
+// job's is picked like any other; real Slurm prefers GRES on the job's
+// sockets first), Links=, shared GRES (mps, shard) and --gpus-per-socket
+// or --gpus-per-task placement.
+package gres
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goslurm/goslurm/protocol/pack"
+)
+
+// GresMagic starts every registration record (GRES_MAGIC).
+const gresMagic uint32 = 0x438a34d4
+
+// config_flags bits of a registration record (GRES_CONF_*).
+const (
+	confHasFile uint32 = 1 << 1
+	confHasType uint32 = 1 << 2
+)
+
+// ErrMalformed is a registration GRES blob that does not decode.
+var ErrMalformed = errors.New("gres: malformed registration GRES records")
+
+// Record is one gres.conf record as slurmd reports it at registration
+// (gres_node_config_pack).
+type Record struct {
+	Name    string
+	Type    string
+	Count   uint64
+	Cores   string // Cores= as written ("" = none)
+	HasFile bool
+}
+
+// ParseRegistration decodes the GRES blob of REQUEST_NODE_REGISTRATION_STATUS
+// (u16 protocol version, u16 record count, records). An empty blob is no
+// records.
+func ParseRegistration(blob []byte) ([]Record, error) {
+	if len(blob) == 0 {
+		return nil, nil
+	}
+	r := pack.NewReader(blob)
+	r.U16() // protocol version
+	n := int(r.U16())
+	// The smallest record: magic, count, cpu count, flags, plugin id and
+	// five absent strings (u32 each).
+	if n > r.Remaining()/(4+8+4+4+4+5*4) {
+		return nil, fmt.Errorf("%w: %d records in %d bytes", ErrMalformed, n, r.Remaining())
+	}
+	out := make([]Record, 0, n)
+	for range n {
+		if m := r.U32(); r.Err() == nil && m != gresMagic {
+			return nil, fmt.Errorf("%w: magic %#x", ErrMalformed, m)
+		}
+		var rec Record
+		rec.Count = r.U64()
+		r.U32() // cpu_cnt
+		flags := r.U32()
+		r.U32() // plugin_id
+		rec.Cores, _ = r.OptStr()
+		r.OptStr() // links
+		rec.Name, _ = r.OptStr()
+		rec.Type, _ = r.OptStr()
+		r.OptStr() // unique_id
+		rec.HasFile = flags&confHasFile != 0
+		if flags&confHasType == 0 {
+			rec.Type = ""
+		}
+		if r.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, r.Err())
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// Topo is one topology record of a node's GRES (a gres.conf line):
+// devices [First, First+Count) of one type.
+type Topo struct {
+	Type         string
+	First, Count int
+}
+
+// Layout is one GRES name on one node.
+type Layout struct {
+	Name  string
+	Count uint64 // configured count (slurm.conf Gres=), gres_cnt_avail
+	// Bits: the GRES have device files, so jobs get them by index
+	// (gres_bit_alloc); otherwise only counts are kept.
+	Bits bool
+	// DevType is each device's type ("" = none), len Count when Bits.
+	DevType []string
+	// Topo is set when a gres.conf record of the name has a Type or
+	// Cores (topo_cnt > 0): GresUsed then lists the records.
+	Topo []Topo
+	// Types are slurm.conf's types of the name, in order (type_cnt).
+	Types []string
+}
+
+// ConfGres is one item of slurm.conf's Gres= of a node.
+type ConfGres struct {
+	Name, Type string
+	Count      uint64
+}
+
+// NewLayouts builds a node's layouts from its slurm.conf Gres= items and
+// the records its slurmd registered (nil before it registered: then no
+// indices are known and bits says, per name, whether jobs already hold
+// indices of it, which only a node with device files gives).
+func NewLayouts(conf []ConfGres, recs []Record, bits map[string]bool) []Layout {
+	var out []Layout
+	find := func(name string) *Layout {
+		for i := range out {
+			if out[i].Name == name {
+				return &out[i]
+			}
+		}
+		out = append(out, Layout{Name: name})
+		return &out[len(out)-1]
+	}
+	for _, g := range conf {
+		l := find(g.Name)
+		l.Count += g.Count
+		if g.Type != "" && !slices.Contains(l.Types, g.Type) {
+			l.Types = append(l.Types, g.Type)
+		}
+	}
+	for i := range out {
+		l := &out[i]
+		var mine []Record
+		for _, r := range recs {
+			if r.Name == l.Name {
+				mine = append(mine, r)
+			}
+		}
+		if recs == nil {
+			l.Bits = bits[l.Name]
+		}
+		topo := false
+		for _, r := range mine {
+			l.Bits = l.Bits || r.HasFile
+			topo = topo || r.Type != "" || r.Cores != ""
+		}
+		if !l.Bits {
+			continue
+		}
+		l.DevType = make([]string, l.Count)
+		if recs == nil {
+			// Not registered yet: slurm.conf's types in order.
+			k := 0
+			for _, g := range conf {
+				for n := uint64(0); g.Name == l.Name && n < g.Count && k < len(l.DevType); n++ {
+					l.DevType[k] = g.Type
+					k++
+				}
+			}
+			continue
+		}
+		k := 0
+		for _, r := range mine {
+			first := k
+			for n := uint64(0); n < r.Count && k < len(l.DevType); n++ {
+				l.DevType[k] = r.Type
+				k++
+			}
+			if topo {
+				l.Topo = append(l.Topo, Topo{Type: r.Type, First: first, Count: k - first})
+			}
+		}
+	}
+	return out
+}
+
+// Find is the layout of name, nil when the node has none.
+func Find(ls []Layout, name string) *Layout {
+	for i := range ls {
+		if ls[i].Name == name {
+			return &ls[i]
+		}
+	}
+	return nil
+}
+
+// Req is one GRES request per node ("gpu:tesla:2"); Type "" is any type.
+type Req struct {
+	Name, Type string
+	Count      uint64
+}
+
+// ParseTresPerNode reads a job's or step's tres_per_node string
+// ("gres:gpu:1,gres:nic:tesla:2"; a missing count is 1). Items that are
+// not GRES (other TRES) are skipped.
+func ParseTresPerNode(s string) ([]Req, error) {
+	var out []Req
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(item, "gres:")
+		if !ok {
+			rest, ok = strings.CutPrefix(item, "gres/")
+		}
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rest, ":")
+		r := Req{Name: parts[0], Count: 1}
+		if r.Name == "" {
+			return nil, fmt.Errorf("gres: invalid specification %q", item)
+		}
+		switch len(parts) {
+		case 1:
+		case 2:
+			if n, err := parseCount(parts[1]); err == nil {
+				r.Count = n
+			} else {
+				r.Type = parts[1]
+			}
+		case 3:
+			n, err := parseCount(parts[2])
+			if err != nil {
+				return nil, fmt.Errorf("gres: invalid count in %q", item)
+			}
+			r.Type, r.Count = parts[1], n
+		default:
+			return nil, fmt.Errorf("gres: invalid specification %q", item)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// parseCount reads a GRES count with an optional k/m/g suffix (x1024).
+func parseCount(s string) (uint64, error) {
+	mult := uint64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			mult = 1024
+		case 'm', 'M':
+			mult = 1024 * 1024
+		case 'g', 'G':
+			mult = 1024 * 1024 * 1024
+		}
+		if mult > 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return n * mult, nil
+}
+
+// Alloc is what a job (or step) holds of one GRES name and type on one
+// node; Idx is nil on a node without device files.
+type Alloc struct {
+	Name  string `json:"N"`
+	Type  string `json:"T,omitempty"`
+	Count uint64 `json:"C"`
+	Idx   []int  `json:"I,omitempty"`
+}
+
+// Pick chooses the devices of l for want of them of type typ ("" = any):
+// the lowest free indices of a matching type, as _set_node_bits and
+// _job_alloc do without socket preferences. used marks the indices other
+// jobs hold (len may be short). It returns the allocation split by device
+// type in index order, or nil when too few are free.
+func Pick(l *Layout, used []bool, typ string, want uint64) []Alloc {
+	if want == 0 {
+		return nil
+	}
+	if !l.Bits {
+		return []Alloc{{Name: l.Name, Type: typ, Count: want}}
+	}
+	var got []int
+	for i, t := range l.DevType {
+		if uint64(len(got)) == want {
+			break
+		}
+		if (i < len(used) && used[i]) || (typ != "" && t != typ) {
+			continue
+		}
+		got = append(got, i)
+	}
+	if uint64(len(got)) < want {
+		return nil
+	}
+	var out []Alloc
+	for _, i := range got {
+		t := l.DevType[i]
+		k := slices.IndexFunc(out, func(a Alloc) bool { return a.Type == t })
+		if k < 0 {
+			out = append(out, Alloc{Name: l.Name, Type: t})
+			k = len(out) - 1
+		}
+		out[k].Count++
+		out[k].Idx = append(out[k].Idx, i)
+	}
+	return out
+}
+
+// PickSubset chooses want of the job's indices have (in order) that are
+// not in taken, for a step (_set_step_gres_bit_alloc: the lowest first).
+// want 0 takes them all. It reports false when too few are left.
+func PickSubset(have []int, taken []bool, want uint64) ([]int, bool) {
+	var got []int
+	for _, i := range have {
+		if want != 0 && uint64(len(got)) == want {
+			break
+		}
+		if i < len(taken) && taken[i] {
+			continue
+		}
+		got = append(got, i)
+	}
+	return got, want == 0 || uint64(len(got)) == want
+}
+
+// FormatIdx is bit_fmt of a set of indices: "0-1,3".
+func FormatIdx(idx []int) string {
+	s := slices.Clone(idx)
+	slices.Sort(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(s[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(s[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// Used is a node's GresUsed= (_node_gres_used) for its layouts, given
+// what its jobs hold.
+func Used(ls []Layout, held []Alloc) string {
+	var parts []string
+	for i := range ls {
+		l := &ls[i]
+		if len(l.Topo) > 0 {
+			var inUse []bool
+			if l.Bits {
+				inUse = make([]bool, len(l.DevType))
+				for _, a := range held {
+					for _, k := range a.Idx {
+						if a.Name == l.Name && k < len(inUse) {
+							inUse[k] = true
+						}
+					}
+				}
+			}
+			printed := make([]bool, len(l.Topo))
+			for ti, t := range l.Topo {
+				if printed[ti] {
+					continue
+				}
+				var idx []int
+				for tj := ti; tj < len(l.Topo); tj++ {
+					if printed[tj] || l.Topo[tj].Type != t.Type {
+						continue
+					}
+					printed[tj] = true
+					for k := l.Topo[tj].First; k < l.Topo[tj].First+l.Topo[tj].Count; k++ {
+						if k < len(inUse) && inUse[k] {
+							idx = append(idx, k)
+						}
+					}
+				}
+				typ := t.Type
+				if typ == "" {
+					typ = "(null)"
+				}
+				s := "N/A"
+				if len(idx) > 0 {
+					s = FormatIdx(idx)
+				}
+				parts = append(parts, fmt.Sprintf("%s:%s:%d(IDX:%s)", l.Name, typ, len(idx), s))
+			}
+			continue
+		}
+		if len(l.Types) == 0 {
+			var n uint64
+			for _, a := range held {
+				if a.Name == l.Name {
+					n += a.Count
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s:%d", l.Name, n))
+			continue
+		}
+		for _, t := range l.Types {
+			var n uint64
+			for _, a := range held {
+				if a.Name == l.Name && a.Type == t {
+					n += a.Count
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%s:%s:%d", l.Name, t, n))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Detail is one node's GRES= of scontrol show job -d
+// (gres_job_build_details: "gpu:2(IDX:0-1)", "gpu:tesla:1(IDX:0)", or
+// "gpu(CNT:1)" without device files), the allocations comma-joined.
+func Detail(as []Alloc) string {
+	var parts []string
+	for _, a := range as {
+		s := a.Name
+		if a.Type != "" {
+			s += ":" + a.Type
+		}
+		switch {
+		case a.Idx != nil:
+			s += ":" + strconv.FormatUint(a.Count, 10) + "(IDX:" + FormatIdx(a.Idx) + ")"
+		case a.Count > 0:
+			s += "(CNT:" + strconv.FormatUint(a.Count, 10) + ")"
+		default:
+			continue
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,384 @@
+package jobs
+
+import (
+	"strings"
+
+	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/gres"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// GRES by device index (slurmctld/gres): a job's --gres (tres_per_node)
+// is counted by the scheduler; when the job starts it gets the lowest
+// free indices of each node's devices (Job.NodeGres), which its
+// credentials carry (job_gres_list) so that slurmd exports
+// CUDA_VISIBLE_DEVICES and friends and constrains the devices. A step
+// takes a subset of its job's (Step.Gres, step_gres_list). What nodes
+// hold is derived from the job table, so a restart rebuilds it.
+
+// jobGresReqs is the job's per-node GRES request; a request that does not
+// parse counts as none (submission checks it).
+func jobGresReqs(tresPerNode string) []gres.Req {
+	if tresPerNode == "" {
+		return nil
+	}
+	reqs, err := gres.ParseTresPerNode(tresPerNode)
+	if err != nil {
+		return nil
+	}
+	return reqs
+}
+
+// schedGres is the job's GRES request as the scheduler counts it.
+func schedGres(j *Job) []sched.GresReq {
+	var out []sched.GresReq
+	for _, r := range jobGresReqs(j.TresPerNode) {
+		if r.Count > 0 {
+			out = append(out, sched.GresReq{Name: r.Name, Type: r.Type, Count: r.Count})
+		}
+	}
+	return out
+}
+
+// heldGres is what j holds on its k-th node for the scheduler.
+func heldGres(j *Job, k int) []sched.Gres {
+	if k >= len(j.NodeGres) {
+		return nil
+	}
+	var out []sched.Gres
+	for _, a := range j.NodeGres[k] {
+		out = append(out, sched.Gres{Name: a.Name, Type: a.Type, Count: a.Count})
+	}
+	return out
+}
+
+// gresLayouts is node ni's GRES layout: slurm.conf's Gres= with what its
+// slurmd registered (Cluster.GresRecs); before it registered, a name has
+// device indices when jobs hold some of them.
+func (m *Manager) gresLayouts(cl *Cluster, ni int) []gres.Layout {
+	if ni < 0 || ni >= len(cl.Nodes) || len(cl.Nodes[ni].Gres) == 0 {
+		return nil
+	}
+	var conf []gres.ConfGres
+	for _, g := range cl.Nodes[ni].Gres {
+		conf = append(conf, gres.ConfGres{Name: g.Name, Type: g.Type, Count: g.Count})
+	}
+	var recs []gres.Record
+	if ni < len(cl.GresRecs) {
+		recs = cl.GresRecs[ni]
+	}
+	var bits map[string]bool
+	if recs == nil {
+		bits = map[string]bool{}
+		for _, a := range m.gresOnNode(ni, nil) {
+			if a.Idx != nil {
+				bits[a.Name] = true
+			}
+		}
+	}
+	return gres.NewLayouts(conf, recs, bits)
+}
+
+// gresOnNode is what the jobs holding resources hold of GRES on node ni,
+// skip left out.
+func (m *Manager) gresOnNode(ni int, skip *Job) []gres.Alloc {
+	var out []gres.Alloc
+	for _, j := range m.jobs {
+		if j == skip || len(j.NodeGres) == 0 || !j.holdsResources() {
+			continue
+		}
+		for k, i := range j.NodeIdx {
+			if i == ni && k < len(j.NodeGres) {
+				out = append(out, j.NodeGres[k]...)
+			}
+		}
+	}
+	return out
+}
+
+// pickGres gives a starting job its GRES indices on each node of its
+// allocation. A node whose devices cannot satisfy the request by index
+// (the scheduler counted by slurm.conf, the devices say otherwise) keeps
+// the scheduler's counts without indices.
+func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.Alloc {
+	reqs := jobGresReqs(j.TresPerNode)
+	if len(reqs) == 0 {
+		return nil
+	}
+	out := make([][]gres.Alloc, len(a.Nodes))
+	for k, na := range a.Nodes {
+		ls := m.gresLayouts(cl, na.Node)
+		held := m.gresOnNode(na.Node, j)
+		var got []gres.Alloc
+		ok := true
+		for _, r := range reqs {
+			l := gres.Find(ls, r.Name)
+			if l == nil || r.Count == 0 {
+				continue
+			}
+			used := make([]bool, len(l.DevType))
+			for _, h := range append(held, got...) {
+				for _, i := range h.Idx {
+					if h.Name == r.Name && i < len(used) {
+						used[i] = true
+					}
+				}
+			}
+			p := gres.Pick(l, used, r.Type, r.Count)
+			if p == nil {
+				ok = false
+				break
+			}
+			got = append(got, p...)
+		}
+		if !ok {
+			got = nil
+			for _, g := range na.Gres {
+				got = append(got, gres.Alloc{Name: g.Name, Type: g.Type, Count: g.Count})
+			}
+		}
+		out[k] = got
+	}
+	return out
+}
+
+// gresPlugin is the plugin id of a GRES name (gres_build_id).
+func gresPlugin(name string) uint32 {
+	var id uint32
+	shift := 0
+	for i := 0; i < len(name); i++ {
+		id += uint32(name[i]) << shift
+		shift = (shift + 8) % 32
+	}
+	return id
+}
+
+type gresKey struct{ name, typ string }
+
+// gresKeys are the (name, type) records of a per-node allocation, in
+// first-seen order (gres_list_alloc's records).
+func gresKeys(per [][]gres.Alloc) []gresKey {
+	var keys []gresKey
+	for _, as := range per {
+		for _, a := range as {
+			k := gresKey{a.Name, a.Type}
+			seen := false
+			for _, x := range keys {
+				seen = seen || x == k
+			}
+			if !seen {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// gresBitmap is a node's allocation bitmap over its devices of the name.
+func (m *Manager) gresBitmap(cl *Cluster, ni int, a gres.Alloc) *jobcred.Bitmap {
+	if a.Idx == nil {
+		return nil
+	}
+	size := 0
+	if l := gres.Find(m.gresLayouts(cl, ni), a.Name); l != nil {
+		size = len(l.DevType)
+	}
+	for _, i := range a.Idx {
+		size = max(size, i+1)
+	}
+	return jobcred.BitmapOf(uint32(size), a.Idx...)
+}
+
+// jobGresRecs is the credential's job_gres_list: the job's gres_list_alloc
+// records, one per GRES name and type, with per-node counts and bitmaps.
+func (m *Manager) jobGresRecs(j *Job, cl *Cluster) []jobcred.JobGres {
+	if len(j.NodeGres) == 0 {
+		return nil
+	}
+	var out []jobcred.JobGres
+	n := len(j.NodeIdx)
+	for _, key := range gresKeys(j.NodeGres) {
+		r := jobcred.JobGres{PluginID: gresPlugin(key.name), NodeCnt: uint32(n),
+			HasCntNodeAlloc: true, CntNodeAlloc: make([]uint64, n), HasBitAlloc: true, BitAlloc: make([]*jobcred.Bitmap, n)}
+		if key.typ != "" {
+			r.TypeName = jobcred.Str(key.typ)
+		}
+		for k := 0; k < n && k < len(j.NodeGres); k++ {
+			for _, a := range j.NodeGres[k] {
+				if a.Name != key.name || a.Type != key.typ {
+					continue
+				}
+				r.CntNodeAlloc[k] += a.Count
+				r.TotalGres += a.Count
+				r.BitAlloc[k] = m.gresBitmap(cl, j.NodeIdx[k], a)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// stepGresRecs is the credential's step_gres_list (the step's
+// gres_list_alloc): per job node, what the step holds.
+func (m *Manager) stepGresRecs(j *Job, st *Step, cl *Cluster) []jobcred.StepGres {
+	if len(st.Gres) == 0 {
+		return nil
+	}
+	var out []jobcred.StepGres
+	n := len(j.NodeIdx)
+	for _, key := range gresKeys(st.Gres) {
+		r := jobcred.StepGres{PluginID: gresPlugin(key.name), NodeCnt: uint32(n), NodeInUse: jobcred.NewBitmap(uint32(n)),
+			HasCntNodeAlloc: true, CntNodeAlloc: make([]uint64, n), HasBitAlloc: true, BitAlloc: make([]*jobcred.Bitmap, n)}
+		for k := 0; k < n && k < len(st.Gres); k++ {
+			for _, a := range st.Gres[k] {
+				if a.Name != key.name || a.Type != key.typ {
+					continue
+				}
+				r.NodeInUse.Set(k)
+				r.CntNodeAlloc[k] += a.Count
+				r.TotalGres += a.Count
+				r.BitAlloc[k] = m.gresBitmap(cl, j.NodeIdx[k], a)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// stepGresReqs is what a step asks for (_copy_job_tres_to_step): nothing
+// with --gres=none, its own --gres when it names any, else its job's.
+func stepGresReqs(j *Job, req *msg.StepCreateRequest) []gres.Req {
+	own := req.TresPerNode.Value
+	switch {
+	case req.TresPerNode.Valid && strings.EqualFold(own, "NONE"):
+		return nil
+	case containsGres(req.TresPerNode) || containsGres(req.TresPerStep) ||
+		containsGres(req.TresPerSocket) || containsGres(req.TresPerTask):
+		var out []gres.Req
+		for _, r := range jobGresReqs(own) {
+			if r.Count > 0 {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return jobGresReqs(j.TresPerNode)
+}
+
+func containsGres(s msg.NullString) bool { return s.Valid && strings.Contains(s.Value, "gres") }
+
+// pickStepGres gives a step its GRES on the job nodes ranks: for each
+// request, the lowest of the job's indices on the node that its other
+// steps do not hold (all of them may be shared with --overlap). It
+// returns ESLURM_INSUFFICIENT_GRES when the job has too few, and
+// ESLURM_NODES_BUSY when other steps hold what it needs.
+func pickStepGres(j *Job, reqs []gres.Req, ranks []int, overlap bool) ([][]gres.Alloc, int) {
+	if len(reqs) == 0 || len(j.NodeGres) == 0 {
+		if len(reqs) > 0 {
+			return nil, slurmerr.ESLURM_INSUFFICIENT_GRES
+		}
+		return nil, 0
+	}
+	out := make([][]gres.Alloc, len(j.NodeIdx))
+	for _, k := range ranks {
+		if k >= len(j.NodeGres) {
+			continue
+		}
+		for _, r := range reqs {
+			var have []gres.Alloc
+			var total uint64
+			for _, a := range j.NodeGres[k] {
+				if a.Name == r.Name && (r.Type == "" || a.Type == r.Type) {
+					have = append(have, a)
+					total += a.Count
+				}
+			}
+			if total < r.Count {
+				return nil, slurmerr.ESLURM_INSUFFICIENT_GRES
+			}
+			taken := map[gresKey]uint64{}
+			var takenIdx []bool
+			if !overlap {
+				for _, s := range j.Steps {
+					if s.Alloc != nil && s.Alloc.Overlap || k >= len(s.Gres) {
+						continue
+					}
+					for _, a := range s.Gres[k] {
+						taken[gresKey{a.Name, a.Type}] += a.Count
+						for _, i := range a.Idx {
+							for len(takenIdx) <= i {
+								takenIdx = append(takenIdx, false)
+							}
+							takenIdx[i] = true
+						}
+					}
+				}
+			}
+			left := r.Count
+			for _, a := range have {
+				if left == 0 {
+					break
+				}
+				if a.Idx == nil {
+					free := a.Count - min(a.Count, taken[gresKey{a.Name, a.Type}])
+					t := min(free, left)
+					if t > 0 {
+						out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: t})
+						left -= t
+					}
+					continue
+				}
+				idx, _ := gres.PickSubset(a.Idx, takenIdx, left)
+				if len(idx) > 0 {
+					out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: uint64(len(idx)), Idx: idx})
+					left -= uint64(len(idx))
+				}
+			}
+			if left > 0 {
+				return nil, slurmerr.ESLURM_NODES_BUSY
+			}
+		}
+	}
+	return out, 0
+}
+
+// gresDetail is the job record's gres_detail_str: per job node its GRES
+// with indices (scontrol show job -d).
+func gresDetail(j *Job) []msg.NullString {
+	if len(j.NodeGres) == 0 {
+		return nil
+	}
+	out := make([]msg.NullString, len(j.NodeGres))
+	for k, as := range j.NodeGres {
+		if s := gres.Detail(as); s != "" {
+			out[k] = msg.Str(s)
+		}
+	}
+	return out
+}
+
+// GresUsed is each node's GresUsed= for what the jobs hold now (nil for
+// a node without GRES).
+func (m *Manager) GresUsed(cl *Cluster) []string {
+	out := make([]string, len(cl.Nodes))
+	held := make([][]gres.Alloc, len(cl.Nodes))
+	for _, j := range m.jobs {
+		if len(j.NodeGres) == 0 || !j.holdsResources() {
+			continue
+		}
+		for k, i := range j.NodeIdx {
+			if i >= 0 && i < len(held) && k < len(j.NodeGres) {
+				held[i] = append(held[i], j.NodeGres[k]...)
+			}
+		}
+	}
+	for i := range cl.Nodes {
+		if len(cl.Nodes[i].Gres) == 0 {
+			continue
+		}
+		out[i] = gres.Used(m.gresLayouts(cl, i), held[i])
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+// GRES by index under Debian's slurmctld and ours, with Debian's slurmd
+// running the jobs: gres.conf's File= are symlinks to /dev/null, which
+// slurmd accepts as character devices (TestSlurmdGresDeviceFiles), so
+// the GPU environment slurmd exports comes only from the GRES records of
+// the credentials the controller made.
+
+// gresEnvScript prints the GPU variables of the batch step, of steps
+// inside the allocation, then waits for its release file.
+const gresEnvScript = `#!/bin/sh
+echo "batch: $("$GPUENV")"
+for opt in $STEPS; do
+	if [ "$opt" = "-" ]; then
+		echo "step (no --gres): $(srun -n1 "$GPUENV")"
+	else
+		echo "step $opt: $(srun -n1 "$opt" "$GPUENV")"
+	fi
+done
+i=0
+until [ -e "$RELEASE" ]; do
+	i=$((i+1))
+	[ $i -gt 600 ] && { echo "never released"; exit 3; }
+	sleep 0.2
+done
+`
+
+// gresEnvPrinter prints the GPU variables on one line.
+const gresEnvPrinter = `#!/bin/sh
+env | grep -E '^(CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|ZE_AFFINITY_MASK|SLURM_JOB_GPUS|SLURM_STEP_GPUS|SLURM_GPUS[A-Z_]*)=' | sort | tr '\n' ' '
+`
+
+// gresCluster is a one-node cluster (4 CPUs, so the GPUs are what jobs
+// wait for) with gres.conf written: gresConf's %s is the device
+// directory.
+func gresCluster(t *testing.T, nodeGres, gresConf string) *ctldharness.Cluster {
+	t.Helper()
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 4,
+		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": "Gres=" + nodeGres}})
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte(fmt.Sprintf(gresConf, dev)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+)`)
+
+// gresJobLines are the GRES lines of scontrol show job -d.
+func gresJobLines(c *ctldharness.Cluster, id uint32) string {
+	out, _, _ := c.Run("scontrol", "show", "job", "-d", fmt.Sprint(id))
+	var lines []string
+	for _, m := range gresJobLineRE.FindAllStringSubmatch(out, -1) {
+		lines = append(lines, m[1])
+	}
+	return fmt.Sprintf("job %d: %s", id, strings.Join(lines, " | "))
+}
+
+var gresNodeLineRE = regexp.MustCompile(`(?m)^\s*(Gres=\S*|State=\S+|GresUsed=\S*|CfgTRES=\S+|AllocTRES=\S*)`)
+
+func gresNodeLines(c *ctldharness.Cluster) string {
+	out, _, _ := c.Run("scontrol", "show", "node", "-d", "n1")
+	var lines []string
+	for _, m := range gresNodeLineRE.FindAllStringSubmatch(out, -1) {
+		lines = append(lines, m[1])
+	}
+	sinfo := ctldRun(c, "sinfo", "-h", "-N", "-O", "NodeList:6,Gres:20,GresUsed:40,StateLong:12")
+	return "node: " + strings.Join(lines, " ") + "\nsinfo: " + sinfo
+}
+
+// gresSubmit submits the env script holding its GPUs until release
+// exists, steps run inside it as STEPS lists.
+func gresSubmit(t *testing.T, c *ctldharness.Cluster, dir, name, release, steps string, args ...string) uint32 {
+	t.Helper()
+	script := filepath.Join(dir, "gres.sh")
+	printer := filepath.Join(dir, "gpuenv.sh")
+	for p, text := range map[string]string{script: gresEnvScript, printer: gresEnvPrinter} {
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := append([]string{"-o", filepath.Join(dir, name+".out"), "-J", name,
+		"--export=ALL,GPUENV=" + printer + ",RELEASE=" + release + ",STEPS=" + steps}, args...)
+	return ctldSbatch(t, c, append(all, script)...)
+}
+
+func gresReadOut(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name + ":\n" + ctldMasked(string(b))
+}
+
+// gresWaitRunning waits until the job runs and its output shows its
+// batch line (the GPU variables are printed).
+func gresWaitRunning(t *testing.T, c *ctldharness.Cluster, dir, name string, id uint32) {
+	t.Helper()
+	ctldWaitJob(t, c, id, 60*time.Second, "RUNNING")
+	if err := c.Poll(60*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, name+".out"))
+		return strings.Count(string(b), "\n") >= 1
+	}); err != nil {
+		t.Fatalf("job %d printed nothing: %v", id, err)
+	}
+}
+
+// TestSlurmctldGresIndices: two 1-GPU jobs on a gpu:2 node get indices 0
+// and 1 (batch environment, scontrol show job -d GRES=, GresUsed), a
+// third waits for Resources while both run and gets a freed index after.
+func TestSlurmctldGresIndices(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := gresCluster(t, "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n")
+	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+		dir := t.TempDir()
+		rel := filepath.Join(dir, "release")
+		var out []string
+		out = append(out, gresNodeLines(c))
+		a := gresSubmit(t, c, dir, "a", rel+"-a", "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "a", a)
+		b := gresSubmit(t, c, dir, "b", rel+"-b", "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "b", b)
+		w := gresSubmit(t, c, dir, "w", rel+"-w", "", "--gres=gpu:1")
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("squeue", "-h", "-j", fmt.Sprint(w), "-o", "%r")
+			return strings.TrimSpace(o) == "Resources"
+		}); err != nil {
+			t.Errorf("job %d never pending for Resources: %v", w, err)
+		}
+		out = append(out, gresJobLines(c, a), gresJobLines(c, b), gresJobLines(c, w), gresNodeLines(c))
+		out = append(out, ctldRun(c, "squeue", "-h", "-o", "%i %j %T %r %b"))
+		if err := os.WriteFile(rel+"-a", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctldWaitJob(t, c, a, 60*time.Second, "COMPLETED")
+		gresWaitRunning(t, c, dir, "w", w)
+		out = append(out, gresJobLines(c, w), gresNodeLines(c))
+		for _, f := range []string{"-b", "-w"} {
+			if err := os.WriteFile(rel+f, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctldWaitJob(t, c, b, 60*time.Second, "COMPLETED")
+		ctldWaitJob(t, c, w, 60*time.Second, "COMPLETED")
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%T")
+			return strings.TrimSpace(o) == "idle"
+		}); err != nil {
+			t.Errorf("node never idle: %v", err)
+		}
+		out = append(out, gresReadOut(t, dir, "a"), gresReadOut(t, dir, "b"), gresReadOut(t, dir, "w"), gresNodeLines(c))
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("GRES indices differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
+
+// TestSlurmctldGresSteps: srun steps inside a gpu:2 allocation: --gres
+// takes a subset, a step without --gres gets the job's GRES (22.05's
+// _copy_job_tres_to_step), --gres=none gets none; and a typed gres.conf
+// (Type=, slurm.conf Gres=gpu:tesla:1,gpu:k80:1) with typed requests.
+func TestSlurmctldGresSteps(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	for _, tc := range []struct {
+		name, nodeGres, gresConf string
+		jobs                     [][]string // name, steps, sbatch args
+	}{
+		{"untyped", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"two", "--gres=gpu:1 - --gres=none --gres=gpu:2", "--gres=gpu:2"},
+			{"nogres", "-", ""},
+		}},
+		{"typed", "gpu:tesla:1,gpu:k80:1", "Name=gpu Type=tesla File=%[1]s/nvidia0\nName=gpu Type=k80 File=%[1]s/nvidia1\n", [][]string{
+			{"k80", "- --gres=gpu:k80:1", "--gres=gpu:k80:1"},
+			{"any", "-", "--gres=gpu:1"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := gresCluster(t, tc.nodeGres, tc.gresConf)
+			collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+				dir := t.TempDir()
+				rel := filepath.Join(dir, "release")
+				out := []string{gresNodeLines(c)}
+				var ids []uint32
+				for _, j := range tc.jobs {
+					var args []string
+					if j[2] != "" {
+						args = strings.Fields(j[2])
+					}
+					id := gresSubmit(t, c, dir, j[0], rel, j[1], args...)
+					ids = append(ids, id)
+					gresWaitRunning(t, c, dir, j[0], id)
+				}
+				for _, id := range ids {
+					out = append(out, gresJobLines(c, id))
+				}
+				out = append(out, gresNodeLines(c))
+				// Every step printed before the release.
+				for _, j := range tc.jobs {
+					n := 1 + len(strings.Fields(j[1]))
+					if err := c.Poll(60*time.Second, func() bool {
+						b, _ := os.ReadFile(filepath.Join(dir, j[0]+".out"))
+						return strings.Count(string(b), "\n") >= n
+					}); err != nil {
+						t.Errorf("%s: steps did not all print: %v", j[0], err)
+					}
+				}
+				if err := os.WriteFile(rel, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for i, id := range ids {
+					ctldWaitJob(t, c, id, 60*time.Second, "COMPLETED", "FAILED")
+					out = append(out, gresReadOut(t, dir, tc.jobs[i][0]))
+				}
+				return out
+			}
+			want, got := ctldOnBoth(t, c, real, ours, collect)
+			t.Logf("real:\n%s", strings.Join(want, "\n"))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("GRES steps differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+			}
+		})
+	}
+}
+
+// TestSlurmctldGresRestart: the controller restarts while two 1-GPU jobs
+// run; afterwards scontrol shows the same indices, GresUsed is rebuilt,
+// a third job still waits for a GPU and gets the one freed first.
+func TestSlurmctldGresRestart(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := gresCluster(t, "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n")
+	run := func(bin string, first ...string) []string {
+		c.Start(bin, first...)
+		defer c.Stop()
+		dir := t.TempDir()
+		rel := filepath.Join(dir, "release")
+		a := gresSubmit(t, c, dir, "a", rel+"-a", "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "a", a)
+		b := gresSubmit(t, c, dir, "b", rel+"-b", "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "b", b)
+		before := []string{gresJobLines(c, a), gresJobLines(c, b), gresNodeLines(c)}
+		c.StopCtld()
+		c.StartCtld(bin)
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%T")
+			return strings.TrimSpace(o) == "mixed"
+		}); err != nil {
+			t.Errorf("node not back to mixed after the restart: %v", err)
+		}
+		after := []string{gresJobLines(c, a), gresJobLines(c, b), gresNodeLines(c)}
+		if d := cmp.Diff(before, after); d != "" {
+			t.Errorf("%s: the restart changed the GRES (-before +after):\n%s", bin, d)
+		}
+		w := gresSubmit(t, c, dir, "w", rel+"-w", "", "--gres=gpu:1")
+		if err := c.Poll(60*time.Second, func() bool {
+			o, _, _ := c.Run("squeue", "-h", "-j", fmt.Sprint(w), "-o", "%r")
+			return strings.TrimSpace(o) == "Resources"
+		}); err != nil {
+			t.Errorf("job %d never pending for Resources: %v", w, err)
+		}
+		if err := os.WriteFile(rel+"-b", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctldWaitJob(t, c, b, 60*time.Second, "COMPLETED")
+		gresWaitRunning(t, c, dir, "w", w)
+		out := append(after, gresJobLines(c, w), gresNodeLines(c))
+		for _, f := range []string{"-a", "-w"} {
+			if err := os.WriteFile(rel+f, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctldWaitJob(t, c, a, 60*time.Second, "COMPLETED")
+		ctldWaitJob(t, c, w, 60*time.Second, "COMPLETED")
+		return append(out, gresReadOut(t, dir, "a"), gresReadOut(t, dir, "b"), gresReadOut(t, dir, "w"))
+	}
+	want := run(real, "-c", "-i")
+	got := run(ours, "-c")
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("GRES across a restart differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
