@@ -269,11 +269,13 @@ func parseCount(s string) (uint64, error) {
 }
 
 // Alloc is what a job (or step) holds of one GRES name and type on one
-// node; Idx is nil on a node without device files.
+// node. Bits says it is held by index (Idx, possibly none: a type the job
+// got none of); a node without device files has counts only.
 type Alloc struct {
 	Name  string `json:"N"`
 	Type  string `json:"T,omitempty"`
 	Count uint64 `json:"C"`
+	Bits  bool   `json:"B,omitempty"`
 	Idx   []int  `json:"I,omitempty"`
 }
 
@@ -281,7 +283,10 @@ type Alloc struct {
 // the lowest free indices of a matching type, as _set_node_bits and
 // _job_alloc do without socket preferences. used marks the indices other
 // jobs hold (len may be short). It returns the allocation split by device
-// type in index order, or nil when too few are free.
+// type in index order, or nil when too few are free. Asked for any type
+// on a node whose slurm.conf names types, it has one allocation per type
+// in slurm.conf's order, those it got none of included (_job_alloc makes
+// a gres_list_alloc record for each).
 func Pick(l *Layout, used []bool, typ string, want uint64) []Alloc {
 	if want == 0 {
 		return nil
@@ -307,13 +312,29 @@ func Pick(l *Layout, used []bool, typ string, want uint64) []Alloc {
 		t := l.DevType[i]
 		k := slices.IndexFunc(out, func(a Alloc) bool { return a.Type == t })
 		if k < 0 {
-			out = append(out, Alloc{Name: l.Name, Type: t})
+			out = append(out, Alloc{Name: l.Name, Type: t, Bits: true})
 			k = len(out) - 1
 		}
 		out[k].Count++
 		out[k].Idx = append(out[k].Idx, i)
 	}
-	return out
+	if typ != "" || len(l.Types) == 0 {
+		return out
+	}
+	var byType []Alloc
+	for _, t := range l.Types {
+		if k := slices.IndexFunc(out, func(a Alloc) bool { return a.Type == t }); k >= 0 {
+			byType = append(byType, out[k])
+		} else {
+			byType = append(byType, Alloc{Name: l.Name, Type: t, Bits: true})
+		}
+	}
+	for _, a := range out {
+		if !slices.Contains(l.Types, a.Type) {
+			byType = append(byType, a)
+		}
+	}
+	return byType
 }
 
 // PickSubset chooses want of the job's indices have (in order) that are
@@ -437,7 +458,7 @@ func Detail(as []Alloc) string {
 			s += ":" + a.Type
 		}
 		switch {
-		case a.Idx != nil:
+		case a.Bits:
 			s += ":" + strconv.FormatUint(a.Count, 10) + "(IDX:" + FormatIdx(a.Idx) + ")"
 		case a.Count > 0:
 			s += "(CNT:" + strconv.FormatUint(a.Count, 10) + ")"

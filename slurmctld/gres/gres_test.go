@@ -19,12 +19,13 @@ func TestPick(t *testing.T) {
 		want uint64
 		out  []Alloc
 	}{
-		{"lowest free", untyped, nil, "", 2, []Alloc{{Name: "gpu", Count: 2, Idx: []int{0, 1}}}},
-		{"skips used", untyped, []bool{true, false, true}, "", 2, []Alloc{{Name: "gpu", Count: 2, Idx: []int{1, 3}}}},
+		{"lowest free", untyped, nil, "", 2, []Alloc{{Name: "gpu", Count: 2, Bits: true, Idx: []int{0, 1}}}},
+		{"skips used", untyped, []bool{true, false, true}, "", 2, []Alloc{{Name: "gpu", Count: 2, Bits: true, Idx: []int{1, 3}}}},
 		{"too few", untyped, []bool{true, true, true}, "", 2, nil},
-		{"type match", typed, []bool{true}, "a", 1, []Alloc{{Name: "gpu", Type: "a", Count: 1, Idx: []int{2}}}},
+		{"type match", typed, []bool{true}, "a", 1, []Alloc{{Name: "gpu", Type: "a", Count: 1, Bits: true, Idx: []int{2}}}},
 		{"type short", typed, []bool{true, false, true}, "a", 1, nil},
-		{"any type split", typed, nil, "", 3, []Alloc{{Name: "gpu", Type: "a", Count: 2, Idx: []int{0, 2}}, {Name: "gpu", Type: "b", Count: 1, Idx: []int{1}}}},
+		{"any type split", typed, nil, "", 3, []Alloc{{Name: "gpu", Type: "a", Count: 2, Bits: true, Idx: []int{0, 2}}, {Name: "gpu", Type: "b", Count: 1, Bits: true, Idx: []int{1}}}},
+		{"any type, none of one", typed, []bool{true, false, true}, "", 1, []Alloc{{Name: "gpu", Type: "a", Bits: true}, {Name: "gpu", Type: "b", Count: 1, Bits: true, Idx: []int{1}}}},
 		{"counts only", counts, nil, "", 1, []Alloc{{Name: "gpu", Count: 1}}},
 		{"none wanted", untyped, nil, "", 0, nil},
 	}
@@ -105,14 +106,14 @@ func TestUsedAndDetail(t *testing.T) {
 	untyped := []Layout{{Name: "gpu", Count: 2, Bits: true, DevType: []string{"", ""}}}
 	typed := []Layout{{Name: "gpu", Count: 2, Bits: true, DevType: []string{"a", "b"}, Types: []string{"a", "b"},
 		Topo: []Topo{{Type: "a", First: 0, Count: 1}, {Type: "b", First: 1, Count: 1}}}}
-	held := []Alloc{{Name: "gpu", Type: "b", Count: 1, Idx: []int{1}}}
+	held := []Alloc{{Name: "gpu", Type: "b", Count: 1, Bits: true, Idx: []int{1}}}
 	tests := []struct {
 		ls   []Layout
 		held []Alloc
 		want string
 	}{
 		{untyped, nil, "gpu:0"},
-		{untyped, []Alloc{{Name: "gpu", Count: 1, Idx: []int{1}}}, "gpu:1"},
+		{untyped, []Alloc{{Name: "gpu", Count: 1, Bits: true, Idx: []int{1}}}, "gpu:1"},
 		{typed, nil, "gpu:a:0(IDX:N/A),gpu:b:0(IDX:N/A)"},
 		{typed, held, "gpu:a:0(IDX:N/A),gpu:b:1(IDX:1)"},
 	}
@@ -121,7 +122,7 @@ func TestUsedAndDetail(t *testing.T) {
 			t.Errorf("Used(%v) = %q, want %q", tc.held, got, tc.want)
 		}
 	}
-	if got, want := Detail([]Alloc{{Name: "gpu", Count: 2, Idx: []int{0, 1}}, {Name: "nic", Count: 1}}), "gpu:2(IDX:0-1),nic(CNT:1)"; got != want {
+	if got, want := Detail([]Alloc{{Name: "gpu", Type: "a", Count: 2, Bits: true, Idx: []int{0, 1}}, {Name: "gpu", Type: "b", Bits: true}, {Name: "nic", Count: 1}}), "gpu:a:2(IDX:0-1),gpu:b:0(IDX:),nic(CNT:1)"; got != want {
 		t.Errorf("Detail = %q, want %q", got, want)
 	}
 	if got, want := FormatIdx([]int{5, 0, 1, 2, 7}), "0-2,5,7"; got != want {

@@ -73,7 +73,7 @@ func (m *Manager) gresLayouts(cl *Cluster, ni int) []gres.Layout {
 	if recs == nil {
 		bits = map[string]bool{}
 		for _, a := range m.gresOnNode(ni, nil) {
-			if a.Idx != nil {
+			if a.Bits {
 				bits[a.Name] = true
 			}
 		}
@@ -178,7 +178,7 @@ func gresKeys(per [][]gres.Alloc) []gresKey {
 
 // gresBitmap is a node's allocation bitmap over its devices of the name.
 func (m *Manager) gresBitmap(cl *Cluster, ni int, a gres.Alloc) *jobcred.Bitmap {
-	if a.Idx == nil {
+	if !a.Bits {
 		return nil
 	}
 	size := 0
@@ -321,7 +321,7 @@ func pickStepGres(j *Job, reqs []gres.Req, ranks []int, overlap bool) ([][]gres.
 				if left == 0 {
 					break
 				}
-				if a.Idx == nil {
+				if !a.Bits {
 					free := a.Count - min(a.Count, taken[gresKey{a.Name, a.Type}])
 					t := min(free, left)
 					if t > 0 {
@@ -332,7 +332,7 @@ func pickStepGres(j *Job, reqs []gres.Req, ranks []int, overlap bool) ([][]gres.
 				}
 				idx, _ := gres.PickSubset(a.Idx, takenIdx, left)
 				if len(idx) > 0 {
-					out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: uint64(len(idx)), Idx: idx})
+					out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: uint64(len(idx)), Bits: true, Idx: idx})
 					left -= uint64(len(idx))
 				}
 			}

@@ -22,8 +22,20 @@ import (
 // gresEnvScript prints the GPU variables of the batch step, of steps
 // inside the allocation, then waits for its release file.
 const gresEnvScript = `#!/bin/sh
+# nosteps waits until the controller lists no step but the batch step: an
+# srun ends before its step's completion reaches the controller, and a
+# step asking for the GPUs in between would wait for the ended one.
+nosteps() {
+	i=0
+	while squeue -h -s -j "$SLURM_JOB_ID" -o %i | grep -qv batch; do
+		i=$((i+1))
+		[ $i -gt 240 ] && { echo "steps never ended"; exit 3; }
+		sleep 0.25
+	done
+}
 echo "batch: $("$GPUENV")"
 for opt in $STEPS; do
+	nosteps
 	if [ "$opt" = "-" ]; then
 		echo "step (no --gres): $(srun -n1 "$GPUENV")"
 	else
