@@ -1,0 +1,119 @@
+package jobs
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/goslurm/goslurm/credential/jobcred"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/gres"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// gresTestCluster: n1 with gpu:2 (device files, registered), 4 cores.
+func gresTestCluster() *Cluster {
+	cl := testCluster()
+	cl.Nodes = cl.Nodes[:1]
+	cl.Nodes[0].Gres = []sched.Gres{{Name: "gpu", Count: 2}}
+	for i := range cl.Partitions {
+		cl.Partitions[i].Nodes = []int{0}
+	}
+	cl.GresRecs = [][]gres.Record{{{Name: "gpu", Count: 2, HasFile: true}}}
+	cl.Config.MemoryConsumable = false // CR_Core: jobs without --mem share the node
+	return cl
+}
+
+func gresDesc(c Caller, tres string) *msg.JobDesc {
+	d := batchDesc(c)
+	d.TresPerNode = msg.Str(tres)
+	return d
+}
+
+func TestGresIndicesByJob(t *testing.T) {
+	cl := gresTestCluster()
+	j := &MemJournal{}
+	m := newTestManager(j)
+	a := mustSubmit(t, m, cl, gresDesc(alice, "gres:gpu:1"), alice, t0)
+	b := mustSubmit(t, m, cl, gresDesc(alice, "gres:gpu:1"), alice, t0)
+	w := mustSubmit(t, m, cl, gresDesc(alice, "gres:gpu:1"), alice, t0)
+	acts := mustSchedule(t, m, cl, t0+1)
+	want := map[uint32][][]gres.Alloc{
+		a: {{{Name: "gpu", Count: 1, Bits: true, Idx: []int{0}}}},
+		b: {{{Name: "gpu", Count: 1, Bits: true, Idx: []int{1}}}},
+		w: nil,
+	}
+	for id, g := range want {
+		if d := cmp.Diff(g, m.Job(id).NodeGres); d != "" {
+			t.Errorf("job %d NodeGres (-want +got):\n%s", id, d)
+		}
+	}
+	if r := m.Job(w).Reason; r != ReasonResources {
+		t.Errorf("third job reason %d, want Resources", r)
+	}
+	if got := m.GresUsed(cl); got[0] != "gpu:2" {
+		t.Errorf("GresUsed %q", got[0])
+	}
+	ls := launches(acts)
+	if len(ls) != 2 {
+		t.Fatalf("%d launches", len(ls))
+	}
+	jg := ls[1].Msg.Cred.Body.JobGres
+	wantRec := []jobcred.JobGres{{PluginID: 7696487, NodeCnt: 1, TotalGres: 1, HasCntNodeAlloc: true, CntNodeAlloc: []uint64{1},
+		HasBitAlloc: true, BitAlloc: []*jobcred.Bitmap{jobcred.BitmapOf(2, 1)}}}
+	if d := cmp.Diff(wantRec, jg, cmp.Comparer(func(x, y *jobcred.Bitmap) bool { return x.Equal(y) })); d != "" {
+		t.Errorf("job_gres_list (-want +got):\n%s", d)
+	}
+	if got := gresDetail(m.Job(b)); len(got) != 1 || got[0].Value != "gpu:1(IDX:1)" {
+		t.Errorf("gres detail %+v", got)
+	}
+
+	// A step takes a subset; a second step waits for the busy GPU.
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:1")}, alice, cl, t0+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sg := g.Body.StepGres; len(sg) != 1 || sg[0].CntNodeAlloc[0] != 1 || !sg[0].BitAlloc[0].Equal(jobcred.BitmapOf(2, 0)) {
+		t.Errorf("step_gres_list %+v", sg)
+	}
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 1, NumTasks: 1}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_NODES_BUSY {
+		t.Errorf("second step: %v, want busy", err)
+	}
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:2")}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_INSUFFICIENT_GRES {
+		t.Errorf("step beyond the job: %v, want insufficient GRES", err)
+	}
+
+	// Journal replay and snapshot keep the indices.
+	if a, b := tableJSON(t, m), tableJSON(t, replay(t, j.Records)); a != b {
+		t.Fatalf("replayed table differs:\n%s\n%s", a, b)
+	}
+	var buf bytes.Buffer
+	if err := m.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	n := newTestManager(nil)
+	if err := n.LoadSnapshot(1, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(m.Job(b).NodeGres, n.Job(b).NodeGres); d != "" {
+		t.Errorf("snapshot NodeGres (-before +after):\n%s", d)
+	}
+	// Before the node registers again, the indices jobs hold say it has
+	// device files.
+	cl.GresRecs = nil
+	if got := n.GresUsed(cl); got[0] != "gpu:2" {
+		t.Errorf("GresUsed after restart %q", got[0])
+	}
+
+	// The first job ends: the waiting one gets its index.
+	finishJob(t, m, cl, a, 0, t0+3)
+	mustSchedule(t, m, cl, t0+4)
+	if d := cmp.Diff([][]gres.Alloc{{{Name: "gpu", Count: 1, Bits: true, Idx: []int{0}}}}, m.Job(w).NodeGres); d != "" {
+		t.Errorf("third job NodeGres (-want +got):\n%s", d)
+	}
+}
