@@ -77,7 +77,7 @@ func gresCluster(t *testing.T, nodeGres, gresConf string) *ctldharness.Cluster {
 	return c
 }
 
-var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+)`)
+var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+|TRES=\S+)`)
 
 // gresJobLines are the GRES lines of scontrol show job -d.
 func gresJobLines(c *ctldharness.Cluster, id uint32) string {
@@ -142,6 +142,8 @@ func gresWaitRunning(t *testing.T, c *ctldharness.Cluster, dir, name string, id 
 // TestSlurmctldGresIndices: two 1-GPU jobs on a gpu:2 node get indices 0
 // and 1 (batch environment, scontrol show job -d GRES=, GresUsed), a
 // third waits for Resources while both run and gets a freed index after.
+// No TRES line shows gres/gpu: 22.05 accepts AccountingStorageTRES=gres/gpu
+// only with slurmdbd ("slurmdbd is required to run with TRES gres/gpu").
 func TestSlurmctldGresIndices(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
