@@ -382,3 +382,51 @@ func (m *Manager) GresUsed(cl *Cluster) []string {
 	}
 	return out
 }
+
+// jobGresInfo is the job_gres_info of REQUEST_LAUNCH_PROLOG and
+// REQUEST_TERMINATE_JOB (gres_g_epilog_build_env over the job's request
+// records): for each gpu request, the job's bitmap on each node, which
+// slurmd turns into the prolog's and epilog's CUDA_VISIBLE_DEVICES and
+// SLURM_JOB_GPUS. Only gres/gpu builds one in 22.05 (nic builds none;
+// mps and shard are not handled here).
+func (m *Manager) jobGresInfo(j *Job, cl *Cluster) []msg.GresJobAlloc {
+	if len(j.NodeGres) == 0 {
+		return nil
+	}
+	var out []msg.GresJobAlloc
+	n := len(j.NodeIdx)
+	for _, r := range jobGresReqs(j.TresPerNode) {
+		if r.Name != "gpu" || r.Count == 0 {
+			continue
+		}
+		rec := msg.GresJobAlloc{PluginID: gresPlugin(r.Name), NodeCnt: uint32(n), HasBitAlloc: true,
+			BitAlloc: make([]msg.HexBitmap, n)}
+		for k := range rec.BitAlloc {
+			rec.BitAlloc[k] = msg.NullBitmap
+			if k >= len(j.NodeGres) {
+				continue
+			}
+			var idx []int
+			bits := false
+			for _, a := range j.NodeGres[k] {
+				if a.Name == r.Name && (r.Type == "" || a.Type == r.Type) && a.Bits {
+					bits = true
+					idx = append(idx, a.Idx...)
+				}
+			}
+			if !bits {
+				continue
+			}
+			size := 0
+			if l := gres.Find(m.gresLayouts(cl, j.NodeIdx[k]), r.Name); l != nil {
+				size = len(l.DevType)
+			}
+			for _, i := range idx {
+				size = max(size, i+1)
+			}
+			rec.BitAlloc[k] = msg.BitmapOf(size, idx...)
+		}
+		out = append(out, rec)
+	}
+	return out
+}

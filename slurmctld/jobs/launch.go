@@ -199,6 +199,7 @@ func (m *Manager) killJob(j *Job, cl *Cluster, now int64) *msg.KillJob {
 		StepID:   msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
 		JobState: j.State, JobUID: j.UserID, JobGID: j.GroupID, Nodes: ns(j.nodeList()),
 		SelectJobinfo: m.cfg.Select, StartTime: j.StartTime, Time: now, WorkDir: ns(j.WorkDir),
+		JobGres: m.jobGresInfo(j, cl),
 	}
 	if j.Payload != nil {
 		k.SpankJobEnv = nsList(j.Payload.SpankJobEnv)

@@ -321,3 +321,85 @@ func TestSlurmctldGresRestart(t *testing.T) {
 		t.Errorf("GRES across a restart differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
 	}
 }
+
+// TestSlurmctldGresPrologEpilog: the Prolog (PrologFlags=Alloc, from
+// REQUEST_LAUNCH_PROLOG's job_gres_info) and the Epilog (from
+// REQUEST_TERMINATE_JOB's) of two 1-GPU jobs see their GPUs.
+func TestSlurmctldGresPrologEpilog(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	logs, err := os.MkdirTemp("", "gres-pe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(logs) })
+	if err := os.Chmod(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var extra []string
+	for _, kind := range []string{"prolog", "epilog"} {
+		p := filepath.Join(logs, kind+".sh")
+		text := "#!/bin/sh\nenv | grep -E '^(CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|ZE_AFFINITY_MASK|SLURM_JOB_GPUS)=' | sort > " +
+			filepath.Join(logs, "out", kind+"-$SLURM_JOB_ID") + ".tmp\nmv " + filepath.Join(logs, "out", kind+"-$SLURM_JOB_ID") + ".tmp " +
+			filepath.Join(logs, "out", kind+"-$SLURM_JOB_ID") + "\nexit 0\n"
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		extra = append(extra, strings.ToUpper(kind[:1])+kind[1:]+"="+p)
+	}
+	extra = append(extra, "PrologFlags=Alloc")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 4,
+		ExtraConf: append([]string{"GresTypes=gpu"}, extra...), NodeConf: map[string]string{"*": "Gres=gpu:2"}})
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte("Name=gpu File="+dev+"/nvidia[0-1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+		out := filepath.Join(logs, "out")
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		rel := filepath.Join(dir, "release")
+		a := gresSubmit(t, c, dir, "a", rel, "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "a", a)
+		b := gresSubmit(t, c, dir, "b", rel, "", "--gres=gpu:1")
+		gresWaitRunning(t, c, dir, "b", b)
+		if err := os.WriteFile(rel, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var res []string
+		for _, id := range []uint32{a, b} {
+			ctldWaitJob(t, c, id, 60*time.Second, "COMPLETED")
+			for _, kind := range []string{"prolog", "epilog"} {
+				p := filepath.Join(out, fmt.Sprintf("%s-%d", kind, id))
+				var got []byte
+				if err := c.Poll(60*time.Second, func() bool {
+					var err error
+					got, err = os.ReadFile(p)
+					return err == nil
+				}); err != nil {
+					t.Errorf("no %s output for job %d: %v", kind, id, err)
+				}
+				res = append(res, fmt.Sprintf("%s %d: %s", kind, id, strings.ReplaceAll(string(got), "\n", " ")))
+			}
+		}
+		return res
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("prolog/epilog GPU environment differs (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
