@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
@@ -429,4 +431,48 @@ func (m *Manager) jobGresInfo(j *Job, cl *Cluster) []msg.GresJobAlloc {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// gresFits reports whether a node has, by its configuration, every GRES
+// the job asks for per node (a type only when named).
+func gresFits(n *sched.Node, reqs []sched.GresReq) bool {
+	for _, r := range reqs {
+		var have uint64
+		for _, g := range n.Gres {
+			if g.Name == r.Name && (r.Type == "" || g.Type == r.Type) {
+				have += g.Count
+			}
+		}
+		if have < r.Count {
+			return false
+		}
+	}
+	return true
+}
+
+// stepGresValid is _validate_step_counts for per-node requests: a step
+// may ask only for GRES its job asked for, at most as many per node.
+func stepGresValid(j *Job, reqs []gres.Req) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	job := jobGresReqs(j.TresPerNode)
+	if len(job) == 0 {
+		return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: "Step requested GRES but job doesn't have GRES"}
+	}
+	for _, r := range reqs {
+		k := slices.IndexFunc(job, func(g gres.Req) bool { return g.Name == r.Name && (r.Type == "" || g.Type == r.Type) })
+		if k < 0 {
+			typ := r.Type
+			if typ == "" {
+				typ = "(null)"
+			}
+			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf("Step requested GRES (%s:%s) not found in the job", r.Name, typ)}
+		}
+		if g := job[k]; g.Count > 0 && r.Count > g.Count {
+			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf(
+				"Step requested gres_per_node=%s:%d is more than the job's gres_per_node=%s:%d", r.Name, r.Count, g.Name, g.Count)}
+		}
+	}
+	return nil
 }

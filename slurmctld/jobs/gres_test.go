@@ -84,8 +84,8 @@ func TestGresIndicesByJob(t *testing.T) {
 		t.Errorf("second step: %v, want busy", err)
 	}
 	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
-		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:2")}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_INSUFFICIENT_GRES {
-		t.Errorf("step beyond the job: %v, want insufficient GRES", err)
+		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:2")}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_INVALID_GRES {
+		t.Errorf("step beyond the job: %v, want invalid GRES", err)
 	}
 
 	// Journal replay and snapshot keep the indices.

@@ -52,6 +52,10 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if req.NumTasks == 0 {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
+	stepReqs := stepGresReqs(j, req)
+	if err := stepGresValid(j, stepReqs); err != nil {
+		return nil, Outcome{}, err
+	}
 	// CPUs, cores and memory the job's other steps hold are not this
 	// step's: with too few left it waits (srun retries when woken).
 	spec := m.specOf(j, cl, req, req.NumTasks)
@@ -63,7 +67,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		}
 		return nil, Outcome{}, serr(code)
 	}
-	stepGres, code := pickStepGres(j, stepGresReqs(j, req), ranks, req.Flags&ssfOverlapForce != 0)
+	stepGres, code := pickStepGres(j, stepReqs, ranks, req.Flags&ssfOverlapForce != 0)
 	if code != 0 {
 		if code == slurmerr.ESLURM_NODES_BUSY {
 			j.addWaiter(req, now)

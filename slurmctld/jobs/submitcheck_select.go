@@ -82,8 +82,9 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 		return ""
 	}
 	var usable []int
+	gres := schedGres(j)
 	for _, i := range p.Nodes {
-		if slices.Contains(excIdx, i) {
+		if slices.Contains(excIdx, i) || !gresFits(&cl.Nodes[i], gres) {
 			continue
 		}
 		if why := fits(i); why != "" {
@@ -101,7 +102,7 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 			return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 		}
 		for _, i := range reqIdx {
-			if fits(i) != "" {
+			if fits(i) != "" || !gresFits(&cl.Nodes[i], gres) {
 				return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -401,5 +402,76 @@ func TestSlurmctldGresPrologEpilog(t *testing.T) {
 	t.Logf("real:\n%s", strings.Join(want, "\n"))
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("prolog/epilog GPU environment differs (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
+
+// TestSlurmctldGresRequests: what sbatch and srun print for GRES requests
+// the node cannot satisfy, a GRES that does not exist, and a step asking
+// for more than its job has; and a two-node job's GPUs on each node.
+func TestSlurmctldGresRequests(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2,
+		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": "Gres=gpu:tesla:2"}})
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte("Name=gpu Type=tesla File="+dev+"/nvidia[0-1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+		var out []string
+		for _, g := range []string{"gpu:3", "foo:1", "gpu:v100:1", "gpu:tesla:3"} {
+			out = append(out, "sbatch --gres="+g+": "+ctldRun(c, "sbatch", "--gres="+g, "--wrap", "true"))
+		}
+		dir := t.TempDir()
+		printer := filepath.Join(dir, "gpuenv.sh")
+		if err := os.WriteFile(printer, []byte(gresEnvPrinter), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// srun -l lines arrive in either order.
+		sorted := func(s string) string {
+			lines := strings.Split(strings.TrimSpace(s), "\n")
+			for i := range lines {
+				lines[i] = strings.TrimSpace(lines[i])
+			}
+			slices.Sort(lines)
+			return strings.Join(lines, "\n")
+		}
+		// Each job starts once the one before has left the nodes (its
+		// epilog done): whether it must wait would be a race.
+		idle := func() {
+			if err := c.Poll(60*time.Second, func() bool {
+				o, _, _ := c.Run("sinfo", "-h", "-o", "%T")
+				return strings.TrimSpace(o) == "idle"
+			}); err != nil {
+				t.Errorf("nodes never idle: %v", err)
+			}
+		}
+		idle()
+		out = append(out, "srun -N2 --gres=gpu:1: "+sorted(ctldRun(c, "srun", "-N2", "--gres=gpu:1", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		out = append(out, "srun -N2 --gres=gpu:tesla:2: "+sorted(ctldRun(c, "srun", "-N2", "--gres=gpu:tesla:2", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		out = append(out, "step beyond the job: "+ctldRun(c, "salloc", "-N1", "--gres=gpu:1", "srun", "--gres=gpu:2", "true"))
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	mask := regexp.MustCompile(`(job|Job|allocation) \d+`)
+	for i := range want {
+		want[i] = mask.ReplaceAllString(ctldMasked(want[i]), "$1 <id>")
+	}
+	for i := range got {
+		got[i] = mask.ReplaceAllString(ctldMasked(got[i]), "$1 <id>")
+	}
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("GRES requests differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
 	}
 }
