@@ -105,6 +105,9 @@ func (m *Manager) gresOnNode(ni int, skip *Job) []gres.Alloc {
 // (the scheduler counted by slurm.conf, the devices say otherwise) keeps
 // the scheduler's counts without indices.
 func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.Alloc {
+	if j.Shared == 0 {
+		return m.wholeNodeGres(cl, a)
+	}
 	reqs := jobGresReqs(j.TresPerNode)
 	if len(reqs) == 0 {
 		return nil
@@ -142,6 +145,34 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 			}
 		}
 		out[k] = got
+	}
+	return out
+}
+
+// wholeNodeGres is what a job with whole nodes (--exclusive: whole_node)
+// gets: every GRES of its nodes, asked for or not
+// (gres_ctld_job_select_whole_node and _alloc_whole_node), one
+// allocation a slurm.conf type.
+func (m *Manager) wholeNodeGres(cl *Cluster, a sched.Allocation) [][]gres.Alloc {
+	var out [][]gres.Alloc
+	some := false
+	for _, na := range a.Nodes {
+		var got []gres.Alloc
+		for _, l := range m.gresLayouts(cl, na.Node) {
+			if l.Count == 0 {
+				continue
+			}
+			if !l.Bits {
+				got = append(got, gres.Alloc{Name: l.Name, Count: l.Count})
+				continue
+			}
+			got = append(got, gres.Pick(&l, nil, "", uint64(len(l.DevType)))...)
+		}
+		some = some || len(got) > 0
+		out = append(out, got)
+	}
+	if !some {
+		return nil
 	}
 	return out
 }
@@ -361,6 +392,29 @@ func gresDetail(j *Job) []msg.NullString {
 	return out
 }
 
+// gresTotal is the job record's gres_used, which scontrol show job -d
+// prints as JOB_GRES=: each allocation record's count over all nodes
+// ("gpu:2", "gpu:tesla:1,gpu:k80:0").
+func gresTotal(j *Job) string {
+	var parts []string
+	for _, k := range gresKeys(j.NodeGres) {
+		var n uint64
+		for _, as := range j.NodeGres {
+			for _, a := range as {
+				if a.Name == k.name && a.Type == k.typ {
+					n += a.Count
+				}
+			}
+		}
+		s := k.name
+		if k.typ != "" {
+			s += ":" + k.typ
+		}
+		parts = append(parts, fmt.Sprintf("%s:%d", s, n))
+	}
+	return strings.Join(parts, ",")
+}
+
 // GresUsed is each node's GresUsed= for what the jobs hold now (nil for
 // a node without GRES).
 func (m *Manager) GresUsed(cl *Cluster) []string {
@@ -397,7 +451,7 @@ func (m *Manager) jobGresInfo(j *Job, cl *Cluster) []msg.GresJobAlloc {
 	}
 	var out []msg.GresJobAlloc
 	n := len(j.NodeIdx)
-	for _, r := range jobGresReqs(j.TresPerNode) {
+	for _, r := range jobReqList(j) {
 		if r.Name != "gpu" || r.Count == 0 {
 			continue
 		}
@@ -450,13 +504,33 @@ func gresFits(n *sched.Node, reqs []sched.GresReq) bool {
 	return true
 }
 
+// jobReqList is the job's GRES request records (gres_list_req): what it
+// asked for per node, or with whole nodes the nodes' GRES, a record a
+// type, each as many as its first node has (gres_per_node).
+func jobReqList(j *Job) []gres.Req {
+	if j.Shared != 0 || len(j.NodeGres) == 0 {
+		return jobGresReqs(j.TresPerNode)
+	}
+	var out []gres.Req
+	for _, k := range gresKeys(j.NodeGres) {
+		r := gres.Req{Name: k.name, Type: k.typ}
+		for _, a := range j.NodeGres[0] {
+			if a.Name == k.name && a.Type == k.typ {
+				r.Count += a.Count
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // stepGresValid is _validate_step_counts for per-node requests: a step
 // may ask only for GRES its job asked for, at most as many per node.
 func stepGresValid(j *Job, reqs []gres.Req) error {
 	if len(reqs) == 0 {
 		return nil
 	}
-	job := jobGresReqs(j.TresPerNode)
+	job := jobReqList(j)
 	if len(job) == 0 {
 		return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: "Step requested GRES but job doesn't have GRES"}
 	}

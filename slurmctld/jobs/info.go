@@ -157,6 +157,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		ji.TresReqStr = ns(m.tresReq(j, cl))
 		ji.TresAllocStr = ns(m.tresAlloc(j))
 		ji.GresDetailStr = gresDetail(j)
+		ji.GresTotal = ns(gresTotal(j))
 	}
 	return ji
 }

@@ -78,7 +78,7 @@ func gresCluster(t *testing.T, nodeGres, gresConf string) *ctldharness.Cluster {
 	return c
 }
 
-var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+|TRES=\S+)`)
+var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+|TRES=\S+|JOB_GRES=\S*)`)
 
 // gresJobLines are the GRES lines of scontrol show job -d.
 func gresJobLines(c *ctldharness.Cluster, id uint32) string {
@@ -458,6 +458,13 @@ func TestSlurmctldGresRequests(t *testing.T) {
 		out = append(out, "srun -N2 --gres=gpu:1: "+sorted(ctldRun(c, "srun", "-N2", "--gres=gpu:1", "-l", "sh", "-c", printer+"; echo")))
 		idle()
 		out = append(out, "srun -N2 --gres=gpu:tesla:2: "+sorted(ctldRun(c, "srun", "-N2", "--gres=gpu:tesla:2", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		// --exclusive: the job has every GPU of its node; a step without
+		// --gres none of them, one with --gres some.
+		out = append(out, "srun --exclusive: "+ctldRun(c, "srun", "-N1", "--exclusive", "sh", "-c", printer+"; echo"))
+		idle()
+		out = append(out, "salloc --exclusive: "+ctldRun(c, "salloc", "-N1", "--exclusive", "sh", "-c",
+			`scontrol show job -d $SLURM_JOB_ID | grep -o 'GRES=[^ ]*'; srun --gres=gpu:1 `+printer+`; echo; srun --gres=gpu:3 true`))
 		idle()
 		out = append(out, "step beyond the job: "+ctldRun(c, "salloc", "-N1", "--gres=gpu:1", "srun", "--gres=gpu:2", "true"))
 		return out
