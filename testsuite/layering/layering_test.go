@@ -28,6 +28,7 @@ var purePackages = []string{
 	"./conf/...",
 	"./slurmctld/sched/...",
 	"./slurmctld/trigger/...",
+	"./slurmctld/gres",
 	"./protocol/pack/...",
 	"./protocol/codec/...",
 	"./protocol/msgtype/...",
