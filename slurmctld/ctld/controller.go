@@ -65,6 +65,8 @@ type Controller struct {
 	boot int64
 
 	mu sync.RWMutex
+	// gresUsed caches the nodes' GresUsed= (gres.go).
+	gresUsed gresUsedCache
 	// rebootChecked is the PERIODIC_TIMEOUT boundary of the last reboot
 	// time-out check (runReboots).
 	rebootChecked  int64

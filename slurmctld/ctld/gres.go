@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/goslurm/goslurm/slurmctld/gres"
 )
@@ -19,6 +20,7 @@ func (c *Controller) noteGres(n *Node, blob []byte) {
 		recs = []gres.Record{} // registered, without GRES records
 	}
 	n.gresRecs = recs
+	c.gresChanged()
 }
 
 // gresRecs are the registered records of every node, node table order.
@@ -32,27 +34,36 @@ func (c *Controller) gresRecs(into [][]gres.Record) [][]gres.Record {
 	return into
 }
 
-// syncGresUsed sets every GRES node's GresUsed= from what the jobs hold.
-// Called under the write lock, after syncUsage.
-func (c *Controller) syncGresUsed() {
-	cl := c.jobs.cl
-	if cl == nil || !c.anyGres() {
-		return
-	}
-	cl.GresRecs = c.gresRecs(cl.GresRecs)
-	used := c.jobs.m.GresUsed(cl)
-	for i, n := range c.nodes {
-		if i < len(used) {
-			n.GresUsed = used[i]
-		}
-	}
+// gresUsedCache holds every node's GresUsed=, recomputed from the job
+// table when a node info request needs it after a change (computing it
+// scans every job, too much for every controller call).
+type gresUsedCache struct {
+	gen uint64 // bumped under the write lock when jobs or records change
+
+	mu     sync.Mutex // guards the rest (node info runs under the read lock)
+	cached uint64     // gen of used
+	valid  bool
+	used   []string
 }
 
-func (c *Controller) anyGres() bool {
-	for _, n := range c.nodes {
-		if n.Gres != "" {
-			return true
-		}
+// gresChanged marks GresUsed stale. Called under the write lock.
+func (c *Controller) gresChanged() { c.gresUsed.gen++ }
+
+// nodeGresUsed is node n's GresUsed= now. Called under the read lock.
+func (c *Controller) nodeGresUsed(n *Node) string {
+	if n.Gres == "" || c.jobs == nil || c.jobs.cl == nil {
+		return ""
 	}
-	return false
+	g := &c.gresUsed
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.valid || g.cached != g.gen {
+		cl := *c.jobs.cl
+		cl.GresRecs = c.gresRecs(nil)
+		g.used, g.cached, g.valid = c.jobs.m.GresUsed(&cl), g.gen, true
+	}
+	if n.Index < len(g.used) {
+		return g.used[n.Index]
+	}
+	return ""
 }

@@ -249,7 +249,7 @@ func (c *Controller) syncUsage(now int64) {
 	if changed {
 		c.lastNodeUpdate = now
 	}
-	c.syncGresUsed()
+	c.gresChanged()
 }
 
 // downNodesWithJobs lists DOWN nodes the job table still uses: the job

@@ -30,10 +30,8 @@ type Node struct {
 	RealMemory               uint64 // MB
 	TmpDisk                  uint32 // MB
 	Weight                   uint32
-	Features, Gres           string        // available features
-	GresUsed                 string        // GresUsed=, set by syncGresUsed
-	gresRecs                 []gres.Record // registered gres.conf records; nil before
-	FeaturesAct              string        // active features (what jobs' constraints match)
+	Features, Gres           string // available features
+	FeaturesAct              string // active features (what jobs' constraints match)
 	Comment, Extra           string
 	CoreSpecCnt              uint16
 	CPUSpecList              string
@@ -79,6 +77,9 @@ type Node struct {
 	// slurm.conf or, for CoreSpecCount, as the node's slurmd chose them
 	// at registration), which the scheduler never gives a job.
 	specCores []uint16
+	// gresRecs are the gres.conf records the node's slurmd registered
+	// (gres.go); nil before it registered.
+	gresRecs []gres.Record
 }
 
 // setFeatures sets the available and active features.
@@ -369,7 +370,7 @@ func StateString(st uint32) string {
 func (c *Controller) nodeDetail(rec *msg.Node, n *Node, showFlags uint16) {
 	rec.GresDrain = gresDrained(showFlags)
 	if showFlags&msg.ShowDetail != 0 {
-		rec.GresUsed = optStr(n.GresUsed)
+		rec.GresUsed = optStr(c.nodeGresUsed(n))
 	}
 	maxTRES := c.cfg.Conf != nil && c.cfg.Conf.PriorityFlagBits&conf.PriorityMaxTRES != 0
 	rec.SelectNodeInfo.TresAllocWeighted = msg.PackDouble(n.allocWeighted(maxTRES))
