@@ -33,6 +33,17 @@ func jobGresReqs(tresPerNode string) []gres.Req {
 	return reqs
 }
 
+// jobGPUs is the job's --gpus (tres_per_job's gpu item): the count over
+// all its nodes and the type. Other GRES per job are not scheduled.
+func jobGPUs(j *Job) (uint64, string) {
+	for _, r := range jobGresReqs(j.TresPerJob) {
+		if r.Name == "gpu" {
+			return r.Count, r.Type
+		}
+	}
+	return 0, ""
+}
+
 // schedGres is the job's GRES request as the scheduler counts it.
 func schedGres(j *Job) []sched.GresReq {
 	var out []sched.GresReq
@@ -108,14 +119,37 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 	if j.Shared == 0 {
 		return m.wholeNodeGres(cl, a)
 	}
-	reqs := jobGresReqs(j.TresPerNode)
-	if len(reqs) == 0 {
+	perNode := jobGresReqs(j.TresPerNode)
+	gpus, gpuType := jobGPUs(j)
+	if len(perNode) == 0 && gpus == 0 {
 		return nil
 	}
 	out := make([][]gres.Alloc, len(a.Nodes))
+	gpusLeft := gpus
 	for k, na := range a.Nodes {
 		ls := m.gresLayouts(cl, na.Node)
 		held := m.gresOnNode(na.Node, j)
+		reqs := perNode
+		if gpus > 0 {
+			// --gpus: the node's share is what the scheduler gave it
+			// beyond the per-node requests (it rounds up on every
+			// node), keeping one for each node after and the total
+			// at what the job asked for.
+			var share uint64
+			for _, g := range na.Gres {
+				if g.Name == "gpu" {
+					share += g.Count
+				}
+			}
+			for _, r := range perNode {
+				if r.Name == "gpu" {
+					share -= min(share, r.Count)
+				}
+			}
+			share = min(share, gpusLeft-min(gpusLeft, uint64(len(a.Nodes)-k-1)))
+			gpusLeft -= share
+			reqs = append(slices.Clone(perNode), gres.Req{Name: "gpu", Type: gpuType, Count: share})
+		}
 		var got []gres.Alloc
 		ok := true
 		for _, r := range reqs {
@@ -280,34 +314,48 @@ func (m *Manager) stepGresRecs(j *Job, st *Step, cl *Cluster) []jobcred.StepGres
 	return out
 }
 
+// stepReq is one GRES request of a step: per node (--gres), or over
+// the step (--gpus, or a job's --gpus copied to its steps).
+type stepReq struct {
+	gres.Req
+	perStep bool
+}
+
+// positive are the requests of a tres string with a count.
+func positive(tres string, perStep bool) []stepReq {
+	var out []stepReq
+	for _, r := range jobGresReqs(tres) {
+		if r.Count > 0 {
+			out = append(out, stepReq{r, perStep})
+		}
+	}
+	return out
+}
+
 // stepGresReqs is what a step asks for (_copy_job_tres_to_step): nothing
-// with --gres=none, its own --gres when it names any, else its job's.
-func stepGresReqs(j *Job, req *msg.StepCreateRequest) []gres.Req {
-	own := req.TresPerNode.Value
+// with --gres=none, its own GRES when it names any, else its job's (a
+// job's --gpus becomes the step's).
+func stepGresReqs(j *Job, req *msg.StepCreateRequest) []stepReq {
 	switch {
-	case req.TresPerNode.Valid && strings.EqualFold(own, "NONE"):
+	case req.TresPerNode.Valid && strings.EqualFold(req.TresPerNode.Value, "NONE"):
 		return nil
 	case containsGres(req.TresPerNode) || containsGres(req.TresPerStep) ||
 		containsGres(req.TresPerSocket) || containsGres(req.TresPerTask):
-		var out []gres.Req
-		for _, r := range jobGresReqs(own) {
-			if r.Count > 0 {
-				out = append(out, r)
-			}
-		}
-		return out
+		return append(positive(req.TresPerNode.Value, false), positive(req.TresPerStep.Value, true)...)
 	}
-	return jobGresReqs(j.TresPerNode)
+	return append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
 }
 
 func containsGres(s msg.NullString) bool { return s.Valid && strings.Contains(s.Value, "gres") }
 
 // pickStepGres gives a step its GRES on the job nodes ranks: for each
-// request, the lowest of the job's indices on the node that its other
-// steps do not hold (all of them may be shared with --overlap). It
-// returns ESLURM_INSUFFICIENT_GRES when the job has too few, and
-// ESLURM_NODES_BUSY when other steps hold what it needs.
-func pickStepGres(j *Job, reqs []gres.Req, ranks []int, overlap bool) ([][]gres.Alloc, int) {
+// request, the lowest of the job's indices on each node that its other
+// steps do not hold (all of them may be shared with --overlap); a count
+// over the step is taken node by node, leaving one for each node after
+// (_step_get_gres_needed). It returns ESLURM_INSUFFICIENT_GRES when the
+// job has too few, and ESLURM_NODES_BUSY when other steps hold what it
+// needs.
+func pickStepGres(j *Job, reqs []stepReq, ranks []int, overlap bool) ([][]gres.Alloc, int) {
 	if len(reqs) == 0 || len(j.NodeGres) == 0 {
 		if len(reqs) > 0 {
 			return nil, slurmerr.ESLURM_INSUFFICIENT_GRES
@@ -315,66 +363,94 @@ func pickStepGres(j *Job, reqs []gres.Req, ranks []int, overlap bool) ([][]gres.
 		return nil, 0
 	}
 	out := make([][]gres.Alloc, len(j.NodeIdx))
-	for _, k := range ranks {
-		if k >= len(j.NodeGres) {
-			continue
-		}
-		for _, r := range reqs {
-			var have []gres.Alloc
-			var total uint64
-			for _, a := range j.NodeGres[k] {
-				if a.Name == r.Name && (r.Type == "" || a.Type == r.Type) {
-					have = append(have, a)
-					total += a.Count
+	for _, r := range reqs {
+		left := r.Count
+		var total uint64
+		for i, k := range ranks {
+			if k >= len(j.NodeGres) {
+				continue
+			}
+			want := r.Count
+			if r.perStep {
+				want = left
+				if rest := uint64(len(ranks) - i - 1); rest > 0 {
+					want -= min(want, rest)
 				}
 			}
-			if total < r.Count {
+			got, have := takeOnNode(j, k, r.Req, want, overlap)
+			out[k] = append(out[k], got...)
+			total += have
+			var n uint64
+			for _, a := range got {
+				n += a.Count
+			}
+			switch {
+			case r.perStep:
+				left -= min(left, n)
+			case have < r.Count:
 				return nil, slurmerr.ESLURM_INSUFFICIENT_GRES
-			}
-			taken := map[gresKey]uint64{}
-			var takenIdx []bool
-			if !overlap {
-				for _, s := range j.Steps {
-					if s.Alloc != nil && s.Alloc.Overlap || k >= len(s.Gres) {
-						continue
-					}
-					for _, a := range s.Gres[k] {
-						taken[gresKey{a.Name, a.Type}] += a.Count
-						for _, i := range a.Idx {
-							for len(takenIdx) <= i {
-								takenIdx = append(takenIdx, false)
-							}
-							takenIdx[i] = true
-						}
-					}
-				}
-			}
-			left := r.Count
-			for _, a := range have {
-				if left == 0 {
-					break
-				}
-				if !a.Bits {
-					free := a.Count - min(a.Count, taken[gresKey{a.Name, a.Type}])
-					t := min(free, left)
-					if t > 0 {
-						out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: t})
-						left -= t
-					}
-					continue
-				}
-				idx, _ := gres.PickSubset(a.Idx, takenIdx, left)
-				if len(idx) > 0 {
-					out[k] = append(out[k], gres.Alloc{Name: a.Name, Type: a.Type, Count: uint64(len(idx)), Bits: true, Idx: idx})
-					left -= uint64(len(idx))
-				}
-			}
-			if left > 0 {
+			case n < r.Count:
 				return nil, slurmerr.ESLURM_NODES_BUSY
 			}
 		}
+		if r.perStep && left > 0 {
+			if total < r.Count {
+				return nil, slurmerr.ESLURM_INSUFFICIENT_GRES
+			}
+			return nil, slurmerr.ESLURM_NODES_BUSY
+		}
 	}
 	return out, 0
+}
+
+// takeOnNode takes up to want of the job's GRES r on its k-th node that
+// its other steps do not hold; have is how many of them the job has there.
+func takeOnNode(j *Job, k int, r gres.Req, want uint64, overlap bool) (got []gres.Alloc, have uint64) {
+	var mine []gres.Alloc
+	for _, a := range j.NodeGres[k] {
+		if a.Name == r.Name && (r.Type == "" || a.Type == r.Type) {
+			mine = append(mine, a)
+			have += a.Count
+		}
+	}
+	taken := map[gresKey]uint64{}
+	var takenIdx []bool
+	if !overlap {
+		for _, s := range j.Steps {
+			if s.Alloc != nil && s.Alloc.Overlap || k >= len(s.Gres) {
+				continue
+			}
+			for _, a := range s.Gres[k] {
+				taken[gresKey{a.Name, a.Type}] += a.Count
+				for _, i := range a.Idx {
+					for len(takenIdx) <= i {
+						takenIdx = append(takenIdx, false)
+					}
+					takenIdx[i] = true
+				}
+			}
+		}
+	}
+	left := want
+	for _, a := range mine {
+		if left == 0 {
+			break
+		}
+		if !a.Bits {
+			t := min(a.Count-min(a.Count, taken[gresKey{a.Name, a.Type}]), left)
+			if t > 0 {
+				got = append(got, gres.Alloc{Name: a.Name, Type: a.Type, Count: t})
+				left -= t
+			}
+			continue
+		}
+		idx, _ := gres.PickSubset(a.Idx, takenIdx, left)
+		if len(idx) > 0 {
+			got = append(got, gres.Alloc{Name: a.Name, Type: a.Type, Count: uint64(len(idx)), Bits: true, Idx: idx})
+			left -= uint64(len(idx))
+		}
+	}
+	return got, have
 }
 
 // gresDetail is the job record's gres_detail_str: per job node its GRES
@@ -505,13 +581,14 @@ func gresFits(n *sched.Node, reqs []sched.GresReq) bool {
 }
 
 // jobReqList is the job's GRES request records (gres_list_req): what it
-// asked for per node, or with whole nodes the nodes' GRES, a record a
-// type, each as many as its first node has (gres_per_node).
-func jobReqList(j *Job) []gres.Req {
+// asked for per node and over the job (--gpus), or with whole nodes the
+// nodes' GRES, a record a type, each as many as its first node has
+// (gres_per_node).
+func jobReqList(j *Job) []stepReq {
 	if j.Shared != 0 || len(j.NodeGres) == 0 {
-		return jobGresReqs(j.TresPerNode)
+		return append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
 	}
-	var out []gres.Req
+	var out []stepReq
 	for _, k := range gresKeys(j.NodeGres) {
 		r := gres.Req{Name: k.name, Type: k.typ}
 		for _, a := range j.NodeGres[0] {
@@ -519,14 +596,15 @@ func jobReqList(j *Job) []gres.Req {
 				r.Count += a.Count
 			}
 		}
-		out = append(out, r)
+		out = append(out, stepReq{Req: r})
 	}
 	return out
 }
 
-// stepGresValid is _validate_step_counts for per-node requests: a step
-// may ask only for GRES its job asked for, at most as many per node.
-func stepGresValid(j *Job, reqs []gres.Req) error {
+// stepGresValid is _validate_step_counts: a step may ask only for GRES
+// its job asked for, per node at most the job's per-node count, over the
+// step at most the job's --gpus and at least one a node.
+func stepGresValid(j *Job, reqs []stepReq, minNodes uint32) error {
 	if len(reqs) == 0 {
 		return nil
 	}
@@ -535,7 +613,7 @@ func stepGresValid(j *Job, reqs []gres.Req) error {
 		return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: "Step requested GRES but job doesn't have GRES"}
 	}
 	for _, r := range reqs {
-		k := slices.IndexFunc(job, func(g gres.Req) bool { return g.Name == r.Name && (r.Type == "" || g.Type == r.Type) })
+		k := slices.IndexFunc(job, func(g stepReq) bool { return g.Name == r.Name && (r.Type == "" || g.Type == r.Type) })
 		if k < 0 {
 			typ := r.Type
 			if typ == "" {
@@ -543,10 +621,27 @@ func stepGresValid(j *Job, reqs []gres.Req) error {
 			}
 			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf("Step requested GRES (%s:%s) not found in the job", r.Name, typ)}
 		}
-		if g := job[k]; g.Count > 0 && r.Count > g.Count {
+		g := job[k]
+		switch {
+		case r.perStep && minNodes != 0 && minNodes != NoVal && r.Count < uint64(minNodes):
+			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf(
+				"Step requested gres=%s:%d is less than the requested min nodes=%d", r.Name, r.Count, minNodes)}
+		case r.perStep && g.perStep && r.Count > g.Count:
+			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf(
+				"Step requested gres=%s:%d is more than the job's gres=%s:%d", r.Name, r.Count, g.Name, g.Count)}
+		case !r.perStep && !g.perStep && g.Count > 0 && r.Count > g.Count:
 			return &RejectError{Code: slurmerr.ESLURM_INVALID_GRES, Msg: fmt.Sprintf(
 				"Step requested gres_per_node=%s:%d is more than the job's gres_per_node=%s:%d", r.Name, r.Count, g.Name, g.Count)}
 		}
 	}
 	return nil
+}
+
+// setSchedGres puts the job's GRES requests into its scheduler view:
+// per node (--gres, --gpus-per-node) and --gpus over the job.
+func setSchedGres(sj *sched.Job, j *Job) {
+	sj.Gres = schedGres(j)
+	if n, typ := jobGPUs(j); n > 0 {
+		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
+	}
 }

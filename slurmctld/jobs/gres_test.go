@@ -139,3 +139,39 @@ func BenchmarkGresUsed(b *testing.B) {
 		m.GresUsed(cl)
 	}
 }
+
+// TestGresPerJob: --gpus=3 over two gpu:2 nodes holds 2+1 (the scheduler
+// rounds up per node; the job gets what it asked for), and a step
+// without GRES takes the job's count over its nodes.
+func TestGresPerJob(t *testing.T) {
+	cl := &Cluster{Config: gresTestCluster().Config, Partitions: testCluster().Partitions}
+	for _, n := range []string{"n1", "n2"} {
+		cl.Nodes = append(cl.Nodes, sched.Node{Name: n, Sockets: 4, CoresPerSocket: 1, ThreadsPerCore: 1, CPUs: 4,
+			RealMemory: 4096, Weight: 1, Gres: []sched.Gres{{Name: "gpu", Count: 2}}})
+		cl.GresRecs = append(cl.GresRecs, []gres.Record{{Name: "gpu", Count: 2, HasFile: true}})
+	}
+	for i := range cl.Partitions {
+		cl.Partitions[i].Nodes = []int{0, 1}
+	}
+	m := newTestManager(nil)
+	d := batchDesc(alice)
+	d.TresPerJob = msg.Str("gres:gpu:3")
+	d.MinNodes, d.MaxNodes = 2, 2
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0+1)
+	want := [][]gres.Alloc{{{Name: "gpu", Count: 2, Bits: true, Idx: []int{0, 1}}}, {{Name: "gpu", Count: 1, Bits: true, Idx: []int{0}}}}
+	if d := cmp.Diff(want, m.Job(id).NodeGres); d != "" {
+		t.Fatalf("NodeGres (-want +got):\n%s", d)
+	}
+	if got := gresTotal(m.Job(id)); got != "gpu:3" {
+		t.Errorf("JOB_GRES %q", got)
+	}
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 2, NumTasks: 2}, alice, cl, t0+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sg := g.Body.StepGres; len(sg) != 1 || sg[0].TotalGres != 3 || sg[0].CntNodeAlloc[0] != 2 || sg[0].CntNodeAlloc[1] != 1 {
+		t.Errorf("step_gres_list %+v", sg)
+	}
+}

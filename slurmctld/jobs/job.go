@@ -166,6 +166,7 @@ type Job struct {
 	TresBind        string `json:",omitempty"`
 	TresFreq        string `json:",omitempty"`
 	TresPerNode     string `json:",omitempty"`
+	TresPerJob      string `json:",omitempty"` // --gpus: GRES over the whole job
 	Bitflags        uint64 `json:",omitempty"`
 	SiteFactor      uint32 `json:",omitempty"`
 	// The socket/core request (multi_core_data), as given.

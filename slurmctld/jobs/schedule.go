@@ -406,7 +406,7 @@ func (m *Manager) schedJob(j *Job, cl *Cluster) sched.Job {
 		const coreSpecThread = 0x8000 // CORE_SPEC_THREAD
 		sj.SpecSet, sj.SpecThreads, sj.SpecCount = true, j.CoreSpec&coreSpecThread != 0, j.CoreSpec&^coreSpecThread
 	}
-	sj.Gres = schedGres(j)
+	setSchedGres(&sj, j)
 	sj.ReqNodes = nodeIdxs(cl, j.ReqNodes)
 	sj.ExcNodes = nodeIdxs(cl, j.ExcNodes)
 	sj.HetJobID = j.HetJobID

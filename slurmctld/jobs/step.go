@@ -53,7 +53,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
 	stepReqs := stepGresReqs(j, req)
-	if err := stepGresValid(j, stepReqs); err != nil {
+	if err := stepGresValid(j, stepReqs, req.MinNodes); err != nil {
 		return nil, Outcome{}, err
 	}
 	// CPUs, cores and memory the job's other steps hold are not this

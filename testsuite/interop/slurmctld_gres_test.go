@@ -459,6 +459,15 @@ func TestSlurmctldGresRequests(t *testing.T) {
 		idle()
 		out = append(out, "srun -N2 --gres=gpu:tesla:2: "+sorted(ctldRun(c, "srun", "-N2", "--gres=gpu:tesla:2", "-l", "sh", "-c", printer+"; echo")))
 		idle()
+		out = append(out, "srun --gpus-per-node=1: "+ctldRun(c, "srun", "-N1", "--gpus-per-node=1", "sh", "-c", printer+"; echo"))
+		idle()
+		out = append(out, "srun --gpus=1: "+ctldRun(c, "srun", "-N1", "--gpus=1", "sh", "-c", printer+"; echo"))
+		idle()
+		out = append(out, "srun -N2 --gpus=3: "+sorted(ctldRun(c, "srun", "-N2", "--gpus=3", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		out = append(out, "salloc -N2 --gpus=3: "+ctldRun(c, "salloc", "-N2", "--gpus=3", "sh", "-c",
+			`scontrol show job -d $SLURM_JOB_ID | grep -oE '(JOB_)?GRES=[^ ]*|TresPerJob=[^ ]*'; srun -N1 --gpus=1 `+printer+`; echo; srun -N2 --gpus=4 true; srun -N2 --gpus=1 true; env -u SLURM_GPUS srun -N1 --gres=gpu:1 '`+printer+`'; echo`))
+		idle()
 		// --exclusive: the job has every GPU of its node; a step without
 		// --gres none of them, one with --gres some.
 		out = append(out, "srun --exclusive: "+ctldRun(c, "srun", "-N1", "--exclusive", "sh", "-c", printer+"; echo"))
