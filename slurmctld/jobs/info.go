@@ -48,7 +48,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		StartProtocolVer: protoOr(j.ProtocolVersion), Network: ns(j.Network), MailType: or16(j.MailType, NoVal16, 0),
 		MailUser: ns(j.MailUser), TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),
 		TresPerNode: ns(j.TresPerNode), TresPerJob: ns(j.TresPerJob),
-		NodeInx:     msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
+		NodeInx: msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
 		ExcNodeInx: nodeBitmap(cl, j.ExcNodes, nodeCount),
 		MultiCore: &msg.MultiCore{BoardsPerNode: j.BoardsPerNode, SocketsPerBoard: j.SocketsPerBoard,
 			SocketsPerNode: j.SocketsPerNode, CoresPerSocket: j.CoresPerSocket, ThreadsPerCore: j.ThreadsPerCore,
