@@ -47,8 +47,8 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		StdErr: ns(j.StdErr), StdIn: ns(j.StdIn), StdOut: ns(j.StdOut), Bitflags: j.Bitflags,
 		StartProtocolVer: protoOr(j.ProtocolVersion), Network: ns(j.Network), MailType: or16(j.MailType, NoVal16, 0),
 		MailUser: ns(j.MailUser), TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),
-		TresPerNode: ns(j.TresPerNode), TresPerJob: ns(j.TresPerJob),
-		NodeInx: msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
+		TresPerNode: ns(j.TresPerNode),
+		NodeInx:     msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
 		ExcNodeInx: nodeBitmap(cl, j.ExcNodes, nodeCount),
 		MultiCore: &msg.MultiCore{BoardsPerNode: j.BoardsPerNode, SocketsPerBoard: j.SocketsPerBoard,
 			SocketsPerNode: j.SocketsPerNode, CoresPerSocket: j.CoresPerSocket, ThreadsPerCore: j.ThreadsPerCore,
@@ -62,6 +62,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		MaxNodes:      zeroIfNoVal(j.MaxNodes),
 		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
 	}
+	ji.TresPerJob = ns(j.TresPerJob)
 	if j.Batch {
 		ji.BatchFlag = 1 + j.FailRequeues
 	}
