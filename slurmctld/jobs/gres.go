@@ -645,3 +645,18 @@ func setSchedGres(sj *sched.Job, j *Job) {
 		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
 	}
 }
+
+// keptGres is a step's per-job-node GRES without the job nodes a shrink
+// took out (out, by job node index), so it stays aligned with the job's.
+func keptGres(per [][]gres.Alloc, out map[int]bool) [][]gres.Alloc {
+	if per == nil {
+		return nil
+	}
+	var kept [][]gres.Alloc
+	for k, as := range per {
+		if !out[k] {
+			kept = append(kept, as)
+		}
+	}
+	return kept
+}

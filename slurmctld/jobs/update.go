@@ -595,6 +595,9 @@ func (j *Job) excise(drop []int) {
 			gr = append(gr, j.NodeGres[k])
 		}
 	}
+	for _, st := range j.Steps {
+		st.Gres = keptGres(st.Gres, out)
+	}
 	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.NodeGres = nodes, idx, cpus, mem, cores, gr
 }
 
