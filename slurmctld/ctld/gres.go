@@ -20,6 +20,15 @@ func (c *Controller) noteGres(n *Node, blob []byte) {
 		recs = []gres.Record{} // registered, without GRES records
 	}
 	n.gresRecs = recs
+	if cf := c.cfg.Conf; n.Gres != "" && cf != nil && n.Index < len(cf.Nodes) && cf.Nodes[n.Index].Line < len(cf.NodeLines) {
+		// The node's Gres= is rebuilt from what it registered, with the
+		// sockets of GRES bound to cores.
+		var items []gres.ConfGres
+		for _, g := range cf.NodeLines[cf.Nodes[n.Index].Line].Gres {
+			items = append(items, gres.ConfGres{Name: g.Name, Type: g.Type, Count: g.Count})
+		}
+		n.Gres = gres.NodeString(gres.NewLayouts(items, recs, nil), int(n.Cores), int(n.Sockets))
+	}
 	c.gresChanged()
 }
 

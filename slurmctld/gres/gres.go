@@ -93,6 +93,7 @@ func ParseRegistration(blob []byte) ([]Record, error) {
 type Topo struct {
 	Type         string
 	First, Count int
+	Cores        string // Cores= as registered, "" = none
 }
 
 // Layout is one GRES name on one node.
@@ -107,8 +108,10 @@ type Layout struct {
 	// Topo is set when a gres.conf record of the name has a Type or
 	// Cores (topo_cnt > 0): GresUsed then lists the records.
 	Topo []Topo
-	// Types are slurm.conf's types of the name, in order (type_cnt).
-	Types []string
+	// Types are slurm.conf's types of the name, in order (type_cnt),
+	// and TypeCounts their counts.
+	Types      []string
+	TypeCounts []uint64
 }
 
 // ConfGres is one item of slurm.conf's Gres= of a node.
@@ -135,8 +138,13 @@ func NewLayouts(conf []ConfGres, recs []Record, bits map[string]bool) []Layout {
 	for _, g := range conf {
 		l := find(g.Name)
 		l.Count += g.Count
-		if g.Type != "" && !slices.Contains(l.Types, g.Type) {
-			l.Types = append(l.Types, g.Type)
+		if g.Type != "" {
+			if k := slices.Index(l.Types, g.Type); k >= 0 {
+				l.TypeCounts[k] += g.Count
+			} else {
+				l.Types = append(l.Types, g.Type)
+				l.TypeCounts = append(l.TypeCounts, g.Count)
+			}
 		}
 	}
 	for i := range out {
@@ -178,7 +186,7 @@ func NewLayouts(conf []ConfGres, recs []Record, bits map[string]bool) []Layout {
 				k++
 			}
 			if topo {
-				l.Topo = append(l.Topo, Topo{Type: r.Type, First: first, Count: k - first})
+				l.Topo = append(l.Topo, Topo{Type: r.Type, First: first, Count: k - first, Cores: r.Cores})
 			}
 		}
 	}
@@ -468,4 +476,111 @@ func Detail(as []Alloc) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ",")
+}
+
+// NodeString is the node's Gres= once its slurmd registered
+// (_build_node_gres_str): with topology records, each type's count with
+// the sockets its cores are on ("gpu:2(S:0-1)"); else slurm.conf's types
+// or the count; counts that are multiples of 1024 with a K/M/G/T/P
+// suffix.
+func NodeString(ls []Layout, coresPerSocket, sockets int) string {
+	var parts []string
+	for i := range ls {
+		l := &ls[i]
+		switch {
+		case l.Count == 0:
+		case len(l.Topo) > 0:
+			done := make([]bool, len(l.Topo))
+			for ti, t := range l.Topo {
+				if done[ti] {
+					continue
+				}
+				var sum uint64
+				var cores []int
+				withCores := false
+				for tj := ti; tj < len(l.Topo); tj++ {
+					if done[tj] || l.Topo[tj].Type != t.Type {
+						continue
+					}
+					done[tj] = true
+					sum += uint64(l.Topo[tj].Count)
+					if l.Topo[tj].Cores != "" {
+						withCores = true
+						cores = append(cores, parseIdx(l.Topo[tj].Cores)...)
+					}
+				}
+				s := l.Name
+				if t.Type != "" {
+					s += ":" + t.Type
+				}
+				s += ":" + scaled(sum)
+				if withCores {
+					s += socketsOf(cores, coresPerSocket, sockets)
+				}
+				parts = append(parts, s)
+			}
+		case len(l.Types) > 0:
+			for k, t := range l.Types {
+				parts = append(parts, l.Name+":"+t+":"+scaled(l.TypeCounts[k]))
+			}
+		default:
+			parts = append(parts, l.Name+":"+scaled(l.Count))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// scaled is a count with Slurm's suffix for multiples of 1024.
+func scaled(n uint64) string {
+	suffix := ""
+	for _, s := range []string{"K", "M", "G", "T", "P"} {
+		if n == 0 || n%1024 != 0 {
+			break
+		}
+		n /= 1024
+		suffix = s
+	}
+	return strconv.FormatUint(n, 10) + suffix
+}
+
+// socketsOf is _core_bitmap2str: "(S:0-1)" for the sockets holding any
+// of cores, "" when none.
+func socketsOf(cores []int, coresPerSocket, sockets int) string {
+	if coresPerSocket <= 0 {
+		return ""
+	}
+	var socks []int
+	for _, c := range cores {
+		s := c / coresPerSocket
+		if s < sockets && !slices.Contains(socks, s) {
+			socks = append(socks, s)
+		}
+	}
+	if len(socks) == 0 {
+		return ""
+	}
+	return "(S:" + FormatIdx(socks) + ")"
+}
+
+// parseIdx reads a bit_unfmt list ("0-1,4"); what does not parse is left
+// out.
+func parseIdx(s string) []int {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, ok := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			continue
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a || b-a > 1<<16 {
+				continue
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out
 }

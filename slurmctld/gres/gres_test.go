@@ -87,7 +87,7 @@ func TestNewLayouts(t *testing.T) {
 	recs := []Record{{Name: "gpu", Type: "b", Count: 1, HasFile: true}, {Name: "gpu", Type: "a", Count: 1, HasFile: true}, {Name: "nic", Count: 2}}
 	got := NewLayouts(conf, recs, nil)
 	want := []Layout{
-		{Name: "gpu", Count: 2, Bits: true, DevType: []string{"b", "a"}, Types: []string{"a", "b"},
+		{Name: "gpu", Count: 2, Bits: true, DevType: []string{"b", "a"}, Types: []string{"a", "b"}, TypeCounts: []uint64{1, 1},
 			Topo: []Topo{{Type: "b", First: 0, Count: 1}, {Type: "a", First: 1, Count: 1}}},
 		{Name: "nic", Count: 2},
 	}
@@ -96,7 +96,7 @@ func TestNewLayouts(t *testing.T) {
 	}
 	// Not registered: bits from what jobs hold, slurm.conf's order.
 	got = NewLayouts(conf[:2], nil, map[string]bool{"gpu": true})
-	want = []Layout{{Name: "gpu", Count: 2, Bits: true, DevType: []string{"a", "b"}, Types: []string{"a", "b"}}}
+	want = []Layout{{Name: "gpu", Count: 2, Bits: true, DevType: []string{"a", "b"}, Types: []string{"a", "b"}, TypeCounts: []uint64{1, 1}}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("NewLayouts unregistered (-want +got):\n%s", d)
 	}
@@ -162,5 +162,27 @@ func TestParseRegistration(t *testing.T) {
 	}
 	if _, err := ParseRegistration(w.Bytes()[:20]); err == nil {
 		t.Error("truncated blob decoded")
+	}
+}
+
+func TestNodeString(t *testing.T) {
+	conf := []ConfGres{{Name: "gpu", Count: 2}}
+	typed := []ConfGres{{Name: "gpu", Type: "a", Count: 1}, {Name: "gpu", Type: "b", Count: 1}}
+	tests := []struct {
+		conf []ConfGres
+		recs []Record
+		want string
+	}{
+		{conf, []Record{{Name: "gpu", Count: 2, HasFile: true}}, "gpu:2"},
+		{conf, []Record{{Name: "gpu", Count: 1, HasFile: true, Cores: "0-1"}, {Name: "gpu", Count: 1, HasFile: true, Cores: "2-3"}}, "gpu:2(S:0-3)"},
+		{conf, []Record{{Name: "gpu", Count: 1, HasFile: true, Cores: "0"}, {Name: "gpu", Count: 1, HasFile: true}}, "gpu:2(S:0)"},
+		{typed, []Record{{Name: "gpu", Type: "a", Count: 1, HasFile: true}, {Name: "gpu", Type: "b", Count: 1, HasFile: true, Cores: "2,3"}}, "gpu:a:1,gpu:b:1(S:2-3)"},
+		{typed, nil, "gpu:a:1,gpu:b:1"},
+		{[]ConfGres{{Name: "bw", Count: 2048}}, nil, "bw:2K"},
+	}
+	for _, tc := range tests {
+		if got := NodeString(NewLayouts(tc.conf, tc.recs, nil), 1, 4); got != tc.want {
+			t.Errorf("NodeString(%v) = %q, want %q", tc.recs, got, tc.want)
+		}
 	}
 }
