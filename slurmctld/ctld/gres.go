@@ -9,27 +9,37 @@ import (
 
 // noteGres keeps the gres.conf records a node's slurmd registered: they
 // say which GRES have device files and in which order, so jobs get them
-// by index (jobs.Cluster.GresRecs). Called under the write lock.
-func (c *Controller) noteGres(n *Node, blob []byte) {
+// by index (jobs.Cluster.GresRecs); the node's Gres= is rebuilt from
+// them. It returns the reason the registration is invalid for
+// (gres_node_config_validate's reason_down), "" when it is not. Called
+// under the write lock.
+func (c *Controller) noteGres(n *Node, blob []byte) string {
 	recs, err := gres.ParseRegistration(blob)
 	if err != nil {
 		c.log.Error(fmt.Sprintf("_slurm_rpc_node_registration node=%s: %v", n.Name, err))
-		return
+		return "Could not unpack gres data"
 	}
 	if recs == nil {
 		recs = []gres.Record{} // registered, without GRES records
 	}
 	n.gresRecs = recs
-	if cf := c.cfg.Conf; n.Gres != "" && cf != nil && n.Index < len(cf.Nodes) && cf.Nodes[n.Index].Line < len(cf.NodeLines) {
-		// The node's Gres= is rebuilt from what it registered, with the
-		// sockets of GRES bound to cores.
-		var items []gres.ConfGres
-		for _, g := range cf.NodeLines[cf.Nodes[n.Index].Line].Gres {
-			items = append(items, gres.ConfGres{Name: g.Name, Type: g.Type, Count: g.Count})
-		}
-		n.Gres = gres.NodeString(gres.NewLayouts(items, recs, nil), int(n.Cores), int(n.Sockets))
-	}
 	c.gresChanged()
+	cf := c.cfg.Conf
+	if n.Gres == "" || cf == nil || n.Index >= len(cf.Nodes) || cf.Nodes[n.Index].Line >= len(cf.NodeLines) {
+		return ""
+	}
+	var items []gres.ConfGres
+	for _, g := range cf.NodeLines[cf.Nodes[n.Index].Line].Gres {
+		items = append(items, gres.ConfGres{Name: g.Name, Type: g.Type, Count: g.Count})
+	}
+	// Real slurmd always sends its records; a registration without any
+	// (a test's) is not checked.
+	reason := ""
+	if len(blob) > 0 {
+		reason = gres.CountReason(items, recs)
+	}
+	n.Gres = gres.NodeString(gres.NewLayouts(items, recs, nil), int(n.Cores), int(n.Sockets))
+	return reason
 }
 
 // gresRecs are the registered records of every node, node table order.

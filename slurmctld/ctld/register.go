@@ -152,6 +152,9 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 	n.Version = reg.Version.Value
 
 	var reasons []string
+	if r := c.noteGres(n, reg.GresInfo); r != "" {
+		reasons = append(reasons, r)
+	}
 	if !cfg.ConfigOverrides {
 		got := uint32(reg.Sockets) * uint32(reg.Cores) * uint32(reg.Threads)
 		want := uint32(n.Sockets) * uint32(n.Cores) * uint32(n.Threads)
@@ -181,7 +184,6 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		n.CoreSpecCnt = uint16(len(n.specCores))
 	}
 	n.Arch, n.OS = reg.Arch.Value, reg.OS.Value
-	c.noteGres(n, reg.GresInfo)
 	if n.CPULoad != reg.CPULoad {
 		n.CPULoad, n.CPULoadTime = reg.CPULoad, now
 	}

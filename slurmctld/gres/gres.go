@@ -584,3 +584,30 @@ func parseIdx(s string) []int {
 	}
 	return out
 }
+
+// CountReason is the first GRES problem of a registration
+// (_node_config_validate's reason_down): a GRES name configured with more
+// than the node's records report ("gres/gpu count reported lower than
+// configured (0 < 2)"); "" when none.
+func CountReason(conf []ConfGres, recs []Record) string {
+	var names []string
+	want := map[string]uint64{}
+	for _, g := range conf {
+		if _, ok := want[g.Name]; !ok {
+			names = append(names, g.Name)
+		}
+		want[g.Name] += g.Count
+	}
+	for _, name := range names {
+		var got uint64
+		for _, r := range recs {
+			if r.Name == name {
+				got += r.Count
+			}
+		}
+		if want[name] > got {
+			return fmt.Sprintf("gres/%s count reported lower than configured (%d < %d)", name, got, want[name])
+		}
+	}
+	return ""
+}

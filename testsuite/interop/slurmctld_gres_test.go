@@ -508,3 +508,25 @@ func TestSlurmctldGresRequests(t *testing.T) {
 		t.Errorf("GRES requests differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
 	}
 }
+
+// TestSlurmctldGresRegistrationLow: a node whose gres.conf has fewer GPUs
+// than slurm.conf's Gres= is set INVAL and drained with real's reason.
+func TestSlurmctldGresRegistrationLow(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := gresCluster(t, "gpu:2", "Name=gpu File=%s/nvidia0\n")
+	reasonRE := regexp.MustCompile(`(?m)^\s*(State=\S+|Reason=.*?) *\[|^\s*(State=\S+)`)
+	collect := func(t *testing.T, c *ctldharness.Cluster) string {
+		out, _, _ := c.Run("scontrol", "show", "node", "n1")
+		var parts []string
+		for _, m := range reasonRE.FindAllStringSubmatch(out, -1) {
+			parts = append(parts, m[1]+m[2])
+		}
+		return strings.Join(parts, " | ") + "\n" + ctldRun(c, "sinfo", "-h", "-N", "-o", "%N %T %G %E")
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	t.Logf("real:\n%s", want)
+	if want != got {
+		t.Errorf("registration with too few GPUs differs:\nreal:\n%s\nours:\n%s\nours' log:\n%s", want, got, c.Logs())
+	}
+}
