@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/goslurm/goslurm/slurmctld/gres"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
 // noteGres keeps the gres.conf records a node's slurmd registered: they
@@ -77,8 +78,8 @@ func (c *Controller) nodeGresUsed(n *Node) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.valid || g.cached != g.gen {
-		cl := *c.jobs.cl
-		cl.GresRecs = c.gresRecs(nil)
+		// GresUsed reads the nodes and their registered records only.
+		cl := jobs.Cluster{Nodes: c.jobs.cl.Nodes, GresRecs: c.gresRecs(nil)}
 		g.used, g.cached, g.valid = c.jobs.m.GresUsed(&cl), g.gen, true
 	}
 	if n.Index < len(g.used) {
