@@ -77,7 +77,8 @@ func (m *Manager) gang(cl *Cluster, now int64) []Action {
 func (m *Manager) gangWake(cl *Cluster, now int64) []Action {
 	var actions []Action
 	for _, j := range m.Jobs() {
-		if j.Base() == msg.JobSuspended && j.Priority != 0 {
+		// gang.c leaves het jobs alone (het_job_id checks).
+		if j.Base() == msg.JobSuspended && j.Priority != 0 && j.HetJobID == 0 {
 			m.logf(slog.LevelInfo, "gang waking preempted JobId=%d", j.ID)
 			_ = m.suspendOp(j, msg.ResumeJob, false, cl, now, &actions)
 		}
@@ -140,7 +141,9 @@ func (m *Manager) gangRun(cl *Cluster, now int64, cycle bool) []Action {
 func (m *Manager) gangMembers() map[uint32]gangMember {
 	out := map[uint32]gangMember{}
 	for _, j := range m.jobs {
-		if len(j.NodeIdx) == 0 {
+		// gang.c keeps het jobs out of its lists (het_job_id checks in
+		// gs_job_start, gs_job_fini, _scan_slurm_job_list).
+		if len(j.NodeIdx) == 0 || j.HetJobID != 0 {
 			continue
 		}
 		switch {

@@ -282,3 +282,41 @@ func TestGangWake(t *testing.T) {
 		t.Fatalf("again: %v", got)
 	}
 }
+
+// gang.c holds no het job: a het job in a SUSPEND partition under a
+// higher tier job's start keeps running whole, never one component
+// suspended and the other running.
+func TestGangLeavesHetJobs(t *testing.T) {
+	cl := gangCluster(sched.PreemptSuspend)
+	cl.Config.Backfill = true
+	m := newTestManager(nil)
+	descs := hetDescs(alice, 2)
+	for i, n := range []string{"n1", "n2"} {
+		descs[i].ReqNodes = msg.Str(n)
+		descs[i].Partition = msg.Str("low")
+		descs[i].NumTasks = 16
+		descs[i].MinNodes, descs[i].MaxNodes = 1, 1
+		descs[i].PnMinMemory = 1000
+		descs[i].TimeLimit = 60
+	}
+	r, _, err := m.SubmitHet(descs, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	l := r.JobID
+	if !m.Job(l).Running() || !m.Job(l+1).Running() {
+		t.Fatalf("het job not running: %#x %#x", m.Job(l).State, m.Job(l+1).State)
+	}
+	gangJob(t, m, cl, "high", t0+100)
+	out, err := m.Schedule(cl, t0+100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := gangSuspendInts(t, out.Actions); len(s) != 0 {
+		t.Errorf("suspend messages %v, want none for the het job", s)
+	}
+	if !m.Job(l).Running() || !m.Job(l+1).Running() {
+		t.Errorf("het job components %#x %#x, want both running", m.Job(l).State, m.Job(l+1).State)
+	}
+}

@@ -24,7 +24,9 @@ import (
 // far. The allocation is taken from the pass's state.
 func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start) (Allocation, bool) {
 	pc := &c.snap.Config.Preempt
-	if !pc.Enabled || !pc.Gang || c.snap.Config.WholeNodes {
+	// A het job's components start together from backfill's plan, and
+	// gang.c never holds het jobs: none starts on another job's cores.
+	if !pc.Enabled || !pc.Gang || c.snap.Config.WholeNodes || j.HetJobID != 0 {
 		return Allocation{}, false
 	}
 	lower := c.gangLower(pi)

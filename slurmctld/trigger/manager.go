@@ -258,10 +258,15 @@ func (m *Manager) Clear(uid uint32, req []msg.Trigger) int {
 		}
 		kept = append(kept, t)
 	}
+	if len(kept) < len(m.list) {
+		// 22.05 schedules a save whatever happened, but its saves
+		// are batched; ours is written before the reply, so only a
+		// clear that deleted something is worth one (else any user
+		// could force an fsync per request).
+		m.seq++
+	}
 	clear(m.list[len(kept):])
 	m.list = kept
-	// 22.05 schedules a save whatever happened.
-	m.seq++
 	return rc
 }
 

@@ -170,11 +170,17 @@ func TestClear(t *testing.T) {
 			set(m, cl, 0, trig(ResNode, "n1", TypeDown, 0, "/p"))
 			set(m, cl, 0, trig(ResJob, "5", TypeFini, 0, "/p"))
 			set(m, cl, 7, trig(ResNode, "n2", TypeDown, 0, "/p"))
+			seq := m.Seq()
 			if rc := m.Clear(tc.uid, []msg.Trigger{tc.in}); rc != tc.want {
 				t.Fatalf("rc %d, want %d", rc, tc.want)
 			}
 			if n := len(m.Get()); n != tc.left {
 				t.Errorf("%d left, want %d", n, tc.left)
+			}
+			// Only a deletion is worth a save (each costs an fsync
+			// before the reply).
+			if saved := m.Seq() != seq; saved != (tc.left < 3) {
+				t.Errorf("save asked %v after %d left", saved, tc.left)
 			}
 		})
 	}
