@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,13 +72,17 @@ type libdir struct {
 	last time.Time
 }
 
+// A transfer's mu is taken either alone or before the service's mu (write
+// drops a failed or finished transfer while holding it), never after: so
+// the time of its last block, which Cleanup reads under the service's mu,
+// is an atomic rather than guarded by mu.
 type transfer struct {
 	mu      sync.Mutex
 	f       *os.File
 	user    User
-	next    uint32 // block number expected next
-	written uint64 // uncompressed bytes written
-	last    time.Time
+	next    uint32       // block number expected next
+	written uint64       // uncompressed bytes written
+	last    atomic.Int64 // Unix nanoseconds of the last block
 	closed  bool
 }
 
@@ -200,7 +205,8 @@ func (s *Service) register(key fileKey, req *msg.FileBcast, u User, step uint32)
 		}
 	}
 	now := s.now()
-	t := &transfer{f: f, user: u, next: 1, last: now}
+	t := &transfer{f: f, user: u, next: 1}
+	t.last.Store(now.UnixNano())
 	s.mu.Lock()
 	if s.files == nil {
 		s.files = map[fileKey]*transfer{}
@@ -244,7 +250,7 @@ func (s *Service) write(key fileKey, t *transfer, req *msg.FileBcast) int {
 	}
 	t.next++
 	t.written += uint64(len(data))
-	t.last = s.now()
+	t.last.Store(s.now().UnixNano())
 	if req.Flags&msg.FileBcastLastBlock == 0 {
 		return 0
 	}
@@ -343,10 +349,10 @@ func (s *Service) Cleanup() {
 	}
 }
 
+// idleSince is the time of the last block; it takes no lock, so Cleanup
+// may call it under the service's mu.
 func (t *transfer) idleSince() time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.last
+	return time.Unix(0, t.last.Load())
 }
 
 // JobEnded drops the transfers and library directories of a job whose
