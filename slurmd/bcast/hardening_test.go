@@ -1,13 +1,16 @@
 package bcast
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
 )
 
 // A ping (Cleanup) arriving while a block is being written must not wait
@@ -63,5 +66,41 @@ func TestCleanupDuringWrite(t *testing.T) {
 	}
 	if n := r.svc.Transfers(); n != 0 {
 		t.Errorf("%d transfers left", n)
+	}
+}
+
+// A compressed block announcing a large decoded size costs memory in
+// proportion to what it really decodes to, not to the announcement, and is
+// refused with SLURM_ERROR as a decompression error.
+func TestCompressedBlockMemory(t *testing.T) {
+	junk := bytes.Repeat([]byte{0xff}, 5<<20) // a literal run past the input
+	for _, c := range []struct {
+		name  string
+		block []byte
+		n     uint32
+	}{
+		{"one byte announcing 1 GiB", []byte{0xf0}, 1 << 30},
+		{"5 MiB of junk announcing 1 GiB", junk, 1 << 30},
+		{"over MaxUncompressed", junk, MaxUncompressed + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			cred := r.userCred(t)
+			req := &msg.FileBcast{BlockNo: 1, Flags: msg.FileBcastLastBlock, Fname: msg.Str(filepath.Join(r.dir, "f")),
+				Compress: msg.CompressLZ4, UncompLen: c.n, Block: c.block, Cred: cred}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rc := r.svc.Handle(context.Background(), req, r.user)
+			runtime.ReadMemStats(&after)
+			if rc != slurmerr.SLURM_ERROR {
+				t.Errorf("rc %d, want SLURM_ERROR", rc)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("allocated %d MiB", grew>>20)
+			}
+			if n := r.svc.Transfers(); n != 0 {
+				t.Errorf("%d transfers left", n)
+			}
+		})
 	}
 }

@@ -5,6 +5,14 @@ import (
 	"fmt"
 )
 
+// MaxLZ4Ratio is the most an LZ4 block can expand: one input byte of a
+// length extension adds at most 255 output bytes.
+const MaxLZ4Ratio = 255
+
+// lz4FirstAlloc is the output capacity allocated before decoding, beyond
+// four times the input; append grows it from there.
+const lz4FirstAlloc = 1 << 20
+
 // ErrLZ4 reports a block that is not valid LZ4 data of the announced size.
 var ErrLZ4 = errors.New("lz4 decompression error")
 
@@ -14,12 +22,19 @@ var ErrLZ4 = errors.New("lz4 decompression error")
 // destination and the uncomp_len check after it.
 //
 // Every length is checked against the input left and the output room
-// before it is used; the output is allocated once, n bytes.
+// before it is used. An announced length no LZ4 block of len(src) bytes
+// can decode to (MaxLZ4Ratio) is refused before anything is allocated,
+// and the output grows with what the input really decodes to rather than
+// being allocated at the announced length: a short or invalid block
+// announcing a large size costs little memory.
 func DecompressLZ4(src []byte, n int) ([]byte, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("%w: negative length", ErrLZ4)
 	}
-	dst := make([]byte, 0, n)
+	if n > MaxLZ4Ratio*len(src)+16 {
+		return nil, fmt.Errorf("%w: %d bytes announced from %d compressed", ErrLZ4, n, len(src))
+	}
+	dst := make([]byte, 0, min(n, lz4FirstAlloc+4*len(src)))
 	i := 0
 	for {
 		if i >= len(src) {

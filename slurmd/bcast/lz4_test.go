@@ -86,6 +86,7 @@ func TestDecompressLZ4Malformed(t *testing.T) {
 		{"truncated offset", []byte{0x14, 'a', 1}, 10},
 		{"truncated length extension", []byte{0xf0, 255, 255}, 1000},
 		{"negative length", []byte{0x00}, -1},
+		{"over LZ4's ratio", []byte{0xf0, 255, 255, 255}, 255*4 + 17},
 	} {
 		if _, err := DecompressLZ4(c.src, c.n); !errors.Is(err, ErrLZ4) {
 			t.Errorf("%s: %v", c.name, err)

@@ -37,9 +37,13 @@ import (
 // (FILE_BCAST_TIMEOUT).
 const FileBcastTimeout = 300 * time.Second
 
-// MaxUncompressed bounds the decoded size of one compressed block: sbcast
-// compresses at most ten times its block size into one block, and this is
-// well above ten times any block size a message can carry in practice.
+// MaxUncompressed bounds the decoded size of one compressed block. sbcast
+// (22.05) compresses at most ten times its block size (--size, 8 MiB by
+// default: 80 MiB) into one block, and a message is at most 1 GiB
+// (MAX_MSG_SIZE); a larger announced size is refused as a decompression
+// error, before anything is allocated. Below it, DecompressLZ4 refuses a
+// size over LZ4's ratio to the compressed length and allocates as it
+// decodes, so memory follows the data really sent.
 const MaxUncompressed = 1 << 30
 
 // Service handles REQUEST_FILE_BCAST for one slurmd.
