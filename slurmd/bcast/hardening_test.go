@@ -3,6 +3,7 @@ package bcast
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"golang.org/x/sys/unix"
 )
 
 // A ping (Cleanup) arriving while a block is being written must not wait
@@ -103,4 +105,74 @@ func TestCompressedBlockMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With --force, block 1 to a name that is not a regular file is refused
+// at once (ENXIO) rather than waiting for a FIFO's reader; a regular file
+// opened that way is written in blocking mode.
+func TestTransferNotRegularFile(t *testing.T) {
+	r := newSvcRig(t)
+	fifo := filepath.Join(r.dir, "fifo")
+	if err := mkfifoOf(fifo, r.user); err != nil {
+		t.Fatal(err)
+	}
+	// A reader keeps the FIFO's open from failing on its own.
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for _, c := range []struct {
+		name, path string
+	}{
+		{"FIFO without reader", filepath.Join(r.dir, "fifo2")},
+		{"FIFO with a reader", fifo},
+		{"character device", "/dev/null"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.path != fifo && c.path != "/dev/null" {
+				if err := mkfifoOf(c.path, r.user); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan []int, 1)
+			go func() { done <- r.send(r.freshCred(t), c.path, msg.FileBcastForce, []byte("x")) }()
+			select {
+			case rc := <-done:
+				if rc[0] != int(unix.ENXIO) {
+					t.Errorf("rc %v, want ENXIO", rc)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("block 1 waits on the file")
+			}
+			if n := r.svc.Transfers(); n != 0 {
+				t.Errorf("%d transfers left", n)
+			}
+		})
+	}
+	path := filepath.Join(r.dir, "regular")
+	if rc := r.send(r.freshCred(t), path, msg.FileBcastForce, []byte("a"), []byte("b")); rc[0] != 0 || rc[1] != 0 {
+		t.Fatalf("regular file: rc %v", rc)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ab" {
+		t.Errorf("regular file holds %q", b)
+	}
+}
+
+var credSerial int64
+
+// freshCred is a credential of the transfer's user not sent before.
+func (r *svcRig) freshCred(t *testing.T) msg.SbcastCred {
+	c := r.userCred(t)
+	credSerial++
+	c.Ctime -= credSerial
+	return signCred(t, c)
+}
+
+// mkfifoOf makes a FIFO owned by u.
+func mkfifoOf(path string, u Caller) error {
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		return err
+	}
+	return os.Chown(path, int(u.UID), int(u.GID))
 }

@@ -182,7 +182,10 @@ func (s *Service) Handle(ctx context.Context, req *msg.FileBcast, caller Caller)
 // its libraries, creates the _libs directory) and records the transfer,
 // replacing one left behind under the same key.
 func (s *Service) register(key fileKey, req *msg.FileBcast, u User, step uint32) int {
-	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
+	// O_NONBLOCK: with --force the name may be a FIFO (or a device),
+	// whose open would wait for a reader with a handler and a locked
+	// thread held; it is refused below, and cleared for a regular file.
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 	if req.Flags&msg.FileBcastForce != 0 {
 		flags |= unix.O_TRUNC
 	} else {
@@ -191,7 +194,7 @@ func (s *Service) register(key fileKey, req *msg.FileBcast, u User, step uint32)
 	var fd int
 	err := asUser(u, func() error {
 		var err error
-		fd, err = unix.Open(key.fname, flags, 0o700)
+		fd, err = openRegular(key.fname, flags)
 		return err
 	})
 	if err != nil {
@@ -226,6 +229,36 @@ func (s *Service) register(key fileKey, req *msg.FileBcast, u User, step uint32)
 		old.close()
 	}
 	return 0
+}
+
+// openRegular opens path with flags (which include O_NONBLOCK) and keeps
+// it only when it is a regular file, clearing O_NONBLOCK. Anything else
+// is refused with ENXIO, the errno the kernel itself gives to a
+// non-blocking open of a FIFO without a reader or of a socket (real
+// slurmd has no such check: its open of a FIFO waits for a reader).
+func openRegular(path string, flags int) (int, error) {
+	fd, err := unix.Open(path, flags, 0o700)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, unix.ENXIO
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // write appends one block in order; the last one finishes the file.
