@@ -118,7 +118,9 @@ func (c *CredChecker) Check(ctx context.Context, req *msg.FileBcast, caller Call
 		if err != nil {
 			return nil, err
 		}
-		if err := c.remember(key, cred, info, now); err != nil {
+		// Checked again with the record made: two first blocks with
+		// one credential may both have got this far.
+		if err := c.remember(key, cred, info, now, true); err != nil {
 			return nil, err
 		}
 	} else if !c.remembered(key) {
@@ -130,7 +132,7 @@ func (c *CredChecker) Check(ctx context.Context, req *msg.FileBcast, caller Call
 		if err != nil {
 			return nil, err
 		}
-		if err := c.remember(key, cred, info, now); err != nil {
+		if err := c.remember(key, cred, info, now, false); err != nil {
 			return nil, err
 		}
 	}
@@ -178,11 +180,20 @@ func (c *CredChecker) remembered(key [sha256.Size]byte) bool {
 	return ok
 }
 
-func (c *CredChecker) remember(key [sha256.Size]byte, cred *msg.SbcastCred, info jobcred.SigInfo, now time.Time) error {
+// remember records a verified credential; first (a file's first block)
+// refuses one already recorded as a replay, in the same critical section
+// as the record.
+func (c *CredChecker) remember(key [sha256.Size]byte, cred *msg.SbcastCred, info jobcred.SigInfo, now time.Time, first bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[[sha256.Size]byte]credRecord{}
+	}
+	if _, ok := c.seen[key]; ok {
+		if first {
+			return ErrCredReplayed
+		}
+		return nil // a later block recorded by a concurrent one
 	}
 	max := c.Max
 	if max <= 0 {
