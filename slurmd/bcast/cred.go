@@ -39,6 +39,15 @@ const RestartWindow = 60 * time.Second
 // rather than a record forgotten.
 const DefaultMaxCreds = 1 << 16
 
+// DefaultMaxCredsPerUser bounds the records of one user (the sender's
+// uid), so that one user's sbcast runs, or many credentials of one user's
+// jobs sent on purpose, cannot fill the table and refuse everyone else's
+// transfers: each sbcast run is one credential, and a record lives until
+// the job ends on the node, so this is thousands of sbcast runs by one
+// user's running jobs on one node. It takes 16 users at their bound to
+// fill DefaultMaxCreds.
+const DefaultMaxCredsPerUser = DefaultMaxCreds / 16
+
 // Caller is who sent a block, from the message's authentication.
 type Caller struct {
 	UID, GID uint32
@@ -62,12 +71,15 @@ type CredChecker struct {
 	Node    string    // this node's name
 	Version codec.Version
 	Max     int // 0 means DefaultMaxCreds
+	MaxUser int // 0 means DefaultMaxCredsPerUser
 
-	mu   sync.Mutex
-	seen map[[sha256.Size]byte]credRecord
+	mu      sync.Mutex
+	seen    map[[sha256.Size]byte]credRecord
+	perUser map[uint32]int // records per sender uid
 }
 
 type credRecord struct {
+	uid     uint32 // the sender's
 	job     uint32
 	expires int64 // the credential's expiration
 	// sigExpires is when the signature itself stops verifying (munge's
@@ -120,7 +132,7 @@ func (c *CredChecker) Check(ctx context.Context, req *msg.FileBcast, caller Call
 		}
 		// Checked again with the record made: two first blocks with
 		// one credential may both have got this far.
-		if err := c.remember(key, cred, info, now, true); err != nil {
+		if err := c.remember(key, cred, caller.UID, info, now, true); err != nil {
 			return nil, err
 		}
 	} else if !c.remembered(key) {
@@ -132,7 +144,7 @@ func (c *CredChecker) Check(ctx context.Context, req *msg.FileBcast, caller Call
 		if err != nil {
 			return nil, err
 		}
-		if err := c.remember(key, cred, info, now, false); err != nil {
+		if err := c.remember(key, cred, caller.UID, info, now, false); err != nil {
 			return nil, err
 		}
 	}
@@ -182,12 +194,13 @@ func (c *CredChecker) remembered(key [sha256.Size]byte) bool {
 
 // remember records a verified credential; first (a file's first block)
 // refuses one already recorded as a replay, in the same critical section
-// as the record.
-func (c *CredChecker) remember(key [sha256.Size]byte, cred *msg.SbcastCred, info jobcred.SigInfo, now time.Time, first bool) error {
+// as the record. The record counts against uid, the sender.
+func (c *CredChecker) remember(key [sha256.Size]byte, cred *msg.SbcastCred, uid uint32, info jobcred.SigInfo, now time.Time, first bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
 		c.seen = map[[sha256.Size]byte]credRecord{}
+		c.perUser = map[uint32]int{}
 	}
 	if _, ok := c.seen[key]; ok {
 		if first {
@@ -199,22 +212,41 @@ func (c *CredChecker) remember(key [sha256.Size]byte, cred *msg.SbcastCred, info
 	if max <= 0 {
 		max = DefaultMaxCreds
 	}
-	if len(c.seen) >= max {
-		for k, r := range c.seen {
-			if r.expires < now.Unix() {
-				delete(c.seen, k)
-			}
-		}
+	maxUser := c.MaxUser
+	if maxUser <= 0 {
+		maxUser = DefaultMaxCredsPerUser
+	}
+	if len(c.seen) >= max || c.perUser[uid] >= maxUser {
+		c.purgeLocked(now.Unix())
 		if len(c.seen) >= max {
 			return ErrCredCacheFull
 		}
+		if c.perUser[uid] >= maxUser {
+			return fmt.Errorf("%w: uid %d has %d live sbcast credentials", ErrCredCacheFull, uid, c.perUser[uid])
+		}
 	}
-	r := credRecord{job: cred.JobID, expires: cred.Expiration}
+	r := credRecord{uid: uid, job: cred.JobID, expires: cred.Expiration}
 	if !info.Expires.IsZero() {
 		r.sigExpires = info.Expires.Unix()
 	}
 	c.seen[key] = r
+	c.perUser[uid]++
 	return nil
+}
+
+func (c *CredChecker) forgetLocked(k [sha256.Size]byte, r credRecord) {
+	delete(c.seen, k)
+	if c.perUser[r.uid]--; c.perUser[r.uid] <= 0 {
+		delete(c.perUser, r.uid)
+	}
+}
+
+func (c *CredChecker) purgeLocked(now int64) {
+	for k, r := range c.seen {
+		if r.expires < now {
+			c.forgetLocked(k, r)
+		}
+	}
 }
 
 // JobEnded shortens the records of a job that ended on this node (its
@@ -234,7 +266,7 @@ func (c *CredChecker) JobEnded(job uint32) {
 			r.expires = min(r.expires, r.sigExpires)
 			c.seen[k] = r
 		} else {
-			delete(c.seen, k)
+			c.forgetLocked(k, r)
 		}
 	}
 }
@@ -244,9 +276,5 @@ func (c *CredChecker) Purge() {
 	now := c.now().Unix()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, r := range c.seen {
-		if r.expires < now {
-			delete(c.seen, k)
-		}
-	}
+	c.purgeLocked(now)
 }
