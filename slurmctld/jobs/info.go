@@ -84,6 +84,9 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	if j.ArrayJobID == 0 {
 		ji.ArrayTaskID = NoVal
 	}
+	if j.Refused {
+		ji.AccrueTime = 0
+	}
 	if j.Pending() && j.EligibleTime == 0 && j.BeginTime != 0 {
 		// The record's eligible time is details->begin_time: a --begin
 		// (or a requeue's delay) shows before the job is eligible, as

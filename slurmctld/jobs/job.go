@@ -174,6 +174,10 @@ type Job struct {
 	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16 `json:",omitempty"`
 	PlaneSize                                      uint16 `json:",omitempty"`
 	KillOnNodeFail                                 bool   `json:",omitempty"`
+	// Refused: job_allocate refused the submission and kept the record
+	// FAILED (keepRefused); it never reached the scheduler, so it never
+	// accrued (AccrueTime=Unknown).
+	Refused bool `json:",omitempty"`
 	// PrologNodes are the nodes whose PrologFlags=Alloc prolog has not
 	// reported complete yet (node_bitmap_pr).
 	PrologNodes []string `json:",omitempty"`

@@ -335,6 +335,15 @@ func (m *Manager) allocID() (uint32, bool) {
 	return 0, false
 }
 
+// peekID is the id allocID would hand out next (0 when none is free),
+// without using it up.
+func (m *Manager) peekID() uint32 {
+	save := m.nextID
+	id, _ := m.allocID()
+	m.nextID = save
+	return id
+}
+
 // privileged: root or SlurmUser (operators, once accounting exists).
 func (m *Manager) privileged(uid uint32) bool { return uid == 0 || uid == m.cfg.SlurmUserID }
 

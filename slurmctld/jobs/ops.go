@@ -55,7 +55,7 @@ func (m *Manager) register(j *Job, now int64) error {
 func (m *Manager) Submit(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.SubmitResponse, Outcome, error) {
 	j, err := m.build(d, c, cl, kindBatch, now)
 	if err != nil {
-		return nil, Outcome{}, err
+		return m.refused(err)
 	}
 	if err := m.register(j, now); err != nil {
 		return nil, Outcome{}, err
@@ -76,7 +76,8 @@ func (m *Manager) Submit(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg
 func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.Allocation, Outcome, error) {
 	j, err := m.build(d, c, cl, kindAlloc, now)
 	if err != nil {
-		return nil, Outcome{}, err
+		_, out, err := m.refused(err)
+		return nil, out, err
 	}
 	queuedRC := queuedCode(j)
 	if err := m.register(j, now); err != nil {
@@ -126,6 +127,16 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 		a.ErrorCode = uint32(queuedRC)
 	}
 	return a, out, nil
+}
+
+// refused closes a refused submission: a record build kept (FAILED,
+// keepRefused) is journaled before the error goes back.
+func (m *Manager) refused(err error) (*msg.SubmitResponse, Outcome, error) {
+	out, ferr := m.finish(nil)
+	if ferr != nil {
+		return nil, out, ferr
+	}
+	return nil, out, err
 }
 
 // failImmediate ends an --immediate job that cannot start now.

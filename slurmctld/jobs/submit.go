@@ -273,7 +273,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	// Dependency.
 	if ds := strOf(d.Dependency); ds != "" {
 		dep, ok := parseDependency(ds)
-		if !ok || !m.validDependency(dep, 0) {
+		// _job_create tests it once the record has its id: a job may
+		// not depend on itself.
+		if !ok || !m.validDependency(dep, m.peekID()) {
 			return nil, m.lateReject(kind, serr(slurmerr.ESLURM_DEPENDENCY))
 		}
 		j.Dependency = dep
@@ -303,7 +305,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		j.Priority, j.AdminPrio = d.Priority, true
 	}
 	// Constraint, then whether the job could ever run: submitcheck*.go.
-	if err := m.lateChecks(cl, j, parts, reqIdx, excIdx, kind); err != nil {
+	if err := m.lateChecks(cl, j, parts, reqIdx, excIdx, kind, now); err != nil {
 		return nil, err
 	}
 	deadlineTimeMin(j)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
 
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/sched"
@@ -280,8 +281,10 @@ func (m *Manager) lateReject(k kind, err error) error {
 
 // lateChecks are the checks slurmctld makes once the job record exists:
 // the constraint (build_feature_list), then, except for --test-only,
-// whether the job could ever run (_select_nodes_parts).
-func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqIdx, excIdx []int, k kind) error {
+// whether the job could ever run (_select_nodes_parts). _job_create
+// purges the record of a bad constraint; job_allocate keeps the record of
+// a job the select test refuses, FAILED (keepRefused).
+func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqIdx, excIdx []int, k kind, now int64) error {
 	setPnMinCPUs(j)
 	if j.Features != "" {
 		j.Features = normalizeFeatures(j.Features)
@@ -293,8 +296,35 @@ func (m *Manager) lateChecks(cl *Cluster, j *Job, parts []*sched.Partition, reqI
 		return nil
 	}
 	if err := m.trySelect(cl, j, parts, reqIdx, excIdx, k == kindBatch); err != nil {
-		return m.lateReject(k, err)
+		if rerr := m.keepRefused(j, now); rerr != nil {
+			return rerr
+		}
+		return err
 	}
+	return nil
+}
+
+// keepRefused is job_allocate's answer to a fundamental flaw in the
+// request found by the select test: the record it made stays, FAILED
+// with reason BadConstraints and exit code 1, started and ended now, its
+// end logged (job_completion_logger: mail, jobcomp) and counted as
+// submitted, until MinJobAge purges it. The submitter still gets the
+// error. The caller journals it (finish) before the reply.
+func (m *Manager) keepRefused(j *Job, now int64) error {
+	if err := m.register(j, now); err != nil {
+		return err
+	}
+	j.setBase(msg.JobFailed)
+	j.Reason, j.StateDesc = uint16(sched.ReasonBadConstraints), ""
+	j.StartTime, j.EndTime, j.ExitCode = now, now, 1
+	j.Refused = true
+	if j.Array != nil {
+		// job_allocate does not test an array for independence (which
+		// sets the eligible time) before the select test.
+		j.EligibleTime = 0
+	}
+	m.touch(j, now)
+	m.ended(j, false, false, now)
 	return nil
 }
 
