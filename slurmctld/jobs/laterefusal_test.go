@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -145,5 +146,24 @@ func TestLateRefusalHet(t *testing.T) {
 				t.Error("a component after the refused one was made")
 			}
 		})
+	}
+}
+
+// TestLateRefusalMail: job_completion_logger runs for the kept record, so
+// --mail-type=FAIL mails the refused job's end.
+func TestLateRefusalMail(t *testing.T) {
+	cl := testCluster()
+	m := hookManager(HookConfig{MailProg: "/bin/mail"})
+	d := batchDesc(alice)
+	d.PnMinMemory, d.MailType = 8000, MailFail
+	if _, _, err := m.Submit(d, alice, cl, t0); code(err) != slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, s := range scriptsOf(m.TakeScripts(cl), ScriptMail) {
+		got = append(got, s.Argv[2])
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Failed") {
+		t.Errorf("mails %q, want one FAIL mail", got)
 	}
 }
