@@ -9,6 +9,19 @@ import (
 // GresMagic starts every GRES state record (GRES_MAGIC).
 const GresMagic uint32 = 0x438a34d4
 
+// GresPluginID is gres_build_id: the name's bytes summed, each shifted by
+// 0, 8, 16, 24, 0, ... bits. Records of a GRES name carry it as their
+// plugin_id, and slurmctld and slurmd match records by it.
+func GresPluginID(name string) uint32 {
+	var id uint32
+	shift := 0
+	for i := 0; i < len(name); i++ {
+		id += uint32(name[i]) << shift
+		shift = (shift + 8) % 32
+	}
+	return id
+}
+
 // JobGres is one record of the job's GRES state as the credential carries it
 // (gres_job_state_pack with details=false: slurmctld never sends the step
 // allocation parts, but they are kept here so that any well-formed record

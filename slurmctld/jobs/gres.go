@@ -211,17 +211,6 @@ func (m *Manager) wholeNodeGres(cl *Cluster, a sched.Allocation) [][]gres.Alloc 
 	return out
 }
 
-// gresPlugin is the plugin id of a GRES name (gres_build_id).
-func gresPlugin(name string) uint32 {
-	var id uint32
-	shift := 0
-	for i := 0; i < len(name); i++ {
-		id += uint32(name[i]) << shift
-		shift = (shift + 8) % 32
-	}
-	return id
-}
-
 type gresKey struct{ name, typ string }
 
 // gresKeys are the (name, type) records of a per-node allocation, in
@@ -267,7 +256,7 @@ func (m *Manager) jobGresRecs(j *Job, cl *Cluster) []jobcred.JobGres {
 	var out []jobcred.JobGres
 	n := len(j.NodeIdx)
 	for _, key := range gresKeys(j.NodeGres) {
-		r := jobcred.JobGres{PluginID: gresPlugin(key.name), NodeCnt: uint32(n),
+		r := jobcred.JobGres{PluginID: jobcred.GresPluginID(key.name), NodeCnt: uint32(n),
 			HasCntNodeAlloc: true, CntNodeAlloc: make([]uint64, n), HasBitAlloc: true, BitAlloc: make([]*jobcred.Bitmap, n)}
 		if key.typ != "" {
 			r.TypeName = jobcred.Str(key.typ)
@@ -296,7 +285,7 @@ func (m *Manager) stepGresRecs(j *Job, st *Step, cl *Cluster) []jobcred.StepGres
 	var out []jobcred.StepGres
 	n := len(j.NodeIdx)
 	for _, key := range gresKeys(st.Gres) {
-		r := jobcred.StepGres{PluginID: gresPlugin(key.name), NodeCnt: uint32(n), NodeInUse: jobcred.NewBitmap(uint32(n)),
+		r := jobcred.StepGres{PluginID: jobcred.GresPluginID(key.name), NodeCnt: uint32(n), NodeInUse: jobcred.NewBitmap(uint32(n)),
 			HasCntNodeAlloc: true, CntNodeAlloc: make([]uint64, n), HasBitAlloc: true, BitAlloc: make([]*jobcred.Bitmap, n)}
 		for k := 0; k < n && k < len(st.Gres); k++ {
 			for _, a := range st.Gres[k] {
@@ -531,7 +520,7 @@ func (m *Manager) jobGresInfo(j *Job, cl *Cluster) []msg.GresJobAlloc {
 		if r.Name != "gpu" || r.Count == 0 {
 			continue
 		}
-		rec := msg.GresJobAlloc{PluginID: gresPlugin(r.Name), NodeCnt: uint32(n), HasBitAlloc: true,
+		rec := msg.GresJobAlloc{PluginID: jobcred.GresPluginID(r.Name), NodeCnt: uint32(n), HasBitAlloc: true,
 			BitAlloc: make([]msg.HexBitmap, n)}
 		for k := range rec.BitAlloc {
 			rec.BitAlloc[k] = msg.NullBitmap

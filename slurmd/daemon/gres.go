@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/credential/jobcred"
 	"github.com/goslurm/goslurm/protocol/codec"
 	"github.com/goslurm/goslurm/protocol/pack"
 )
@@ -29,18 +30,6 @@ const (
 // gresPlugins are the GRES names a 22.05 slurmd has a plugin for; any other
 // name is tracked as counts only.
 var gresPlugins = map[string]bool{"gpu": true, "mps": true, "nic": true, "shard": true}
-
-// GresID is gres_build_id: the name's bytes summed, each shifted by 0, 8,
-// 16, 24, 0, ... bits. It is the plugin_id slurmctld matches records by.
-func GresID(name string) uint32 {
-	var id uint32
-	shift := 0
-	for i := 0; i < len(name); i++ {
-		id += uint32(name[i]) << shift
-		shift = (shift + 8) % 32
-	}
-	return id
-}
 
 // PackGresInfo is gres_node_config_pack: the registration's GRES blob for
 // the node's merged GRES records (conf.GresConfig.ResolveNode, or
@@ -79,7 +68,7 @@ func PackGresInfo(recs []*conf.NodeGresRecord) []byte {
 		w.U64(r.Count)
 		w.U32(uint32(r.CPUs))
 		w.U32(flags)
-		w.U32(GresID(r.Name))
+		w.U32(jobcred.GresPluginID(r.Name))
 		optStr(w, r.Cores)
 		optStr(w, joinInts(r.Links))
 		optStr(w, r.Name)

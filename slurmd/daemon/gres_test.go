@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goslurm/goslurm/conf"
+	"github.com/goslurm/goslurm/credential/jobcred"
 )
 
 // TestPackGresInfoMatchesRealSlurmd compares the registration GRES blob
@@ -58,7 +59,7 @@ func TestPackGresInfoMatchesRealSlurmd(t *testing.T) {
 			}
 		})
 	}
-	if GresID("gpu") != 0x757067 || !strings.Contains(hex.EncodeToString(PackGresInfo(nil)), "26000000") {
+	if jobcred.GresPluginID("gpu") != 0x757067 || !strings.Contains(hex.EncodeToString(PackGresInfo(nil)), "26000000") {
 		t.Error("GresID or empty blob")
 	}
 }
