@@ -37,6 +37,9 @@ func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start)
 	for _, qi := range lower {
 		strip[c.snap.Partitions[qi].Name] = true
 	}
+	if gangPrefilter && !c.gangMayFit(j, pi, mask) {
+		return Allocation{}, false
+	}
 	if !c.gangCovers(pi, strip, starts) {
 		// Nothing of theirs on the partition's nodes: no what-if
 		// state to build (backfill comes here for every job that
@@ -66,6 +69,49 @@ func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start)
 	}
 	c.refreshClasses(nodes)
 	return a, true
+}
+
+// gangPrefilter turns gangMayFit on; tests turn it off to compare the
+// decisions made with and without it.
+var gangPrefilter = true
+
+// gangMayFit is a necessary condition for gangTry to succeed, checked on
+// the pass's own state so that backfill does not build a what-if cluster
+// for every job that does not fit (under the controller's write lock).
+// Stripping lower tier jobs gives back cores only: their memory and GRES
+// stay, so the what-if state has, per node, at most all the node's cores
+// free and exactly the memory and GRES free here (both states hold the
+// snapshot's running jobs and the pass's starts). capacityWith only grows
+// with free cores, and every other test of capacityNow (whole-node jobs,
+// users, sharing, core reservations) only lowers a node's capacity, so
+// the bound below is never under what tryNow or tryNowOver would find in
+// the what-if state; if it cannot hold the job, neither can they.
+func (c *cluster) gangMayFit(j *Job, pi int, mask *bitset.BitSet) bool {
+	r, why := c.newRequest(j, pi)
+	if why != ReasonNone {
+		return true // let gangTry decide, as without the filter
+	}
+	end := c.now + r.duration
+	for a := 0; a < r.altCount(); a++ {
+		b := c.base(r, a)
+		b.InPlaceIntersection(mask)
+		nodes, sum := 0, 0
+		for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
+			ni := int(i)
+			if c.resvFirst[ni] < end {
+				continue
+			}
+			k := c.capacityWith(r, ni, int32(c.nodes[ni].Cores()), c.freeMem[ni], gresFree)
+			if k > 0 {
+				nodes++
+				sum += k
+			}
+		}
+		if nodes >= r.minN && sum >= r.tasks {
+			return true
+		}
+	}
+	return false
 }
 
 // gangLower lists the partitions whose jobs' cores a job of partition pi
