@@ -37,13 +37,13 @@ func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start)
 	for _, qi := range lower {
 		strip[c.snap.Partitions[qi].Name] = true
 	}
-	if gangPrefilter && !c.gangMayFit(j, pi, mask) {
-		return Allocation{}, false
-	}
 	if !c.gangCovers(pi, strip, starts) {
 		// Nothing of theirs on the partition's nodes: no what-if
 		// state to build (backfill comes here for every job that
 		// does not fit).
+		return Allocation{}, false
+	}
+	if gangPrefilter && !c.gangMayFit(j, pi, mask, strip, starts) {
 		return Allocation{}, false
 	}
 	a, ok := c.gangTry(j, pi, mask, starts, strip)
@@ -52,6 +52,9 @@ func (c *cluster) gangStart(j *Job, pi int, mask *bitset.BitSet, starts []Start)
 	}
 	for _, qi := range lower {
 		delete(strip, c.snap.Partitions[qi].Name)
+		if gangPrefilter && !c.gangMayFit(j, pi, mask, strip, starts) {
+			break
+		}
 		b, ok := c.gangTry(j, pi, mask, starts, strip)
 		if !ok {
 			break
@@ -78,40 +81,102 @@ var gangPrefilter = true
 // gangMayFit is a necessary condition for gangTry to succeed, checked on
 // the pass's own state so that backfill does not build a what-if cluster
 // for every job that does not fit (under the controller's write lock).
-// Stripping lower tier jobs gives back cores only: their memory and GRES
-// stay, so the what-if state has, per node, at most all the node's cores
-// free and exactly the memory and GRES free here (both states hold the
-// snapshot's running jobs and the pass's starts). capacityWith only grows
-// with free cores, and every other test of capacityNow (whole-node jobs,
-// users, sharing, core reservations) only lowers a node's capacity, so
-// the bound below is never under what tryNow or tryNowOver would find in
-// the what-if state; if it cannot hold the job, neither can they.
-func (c *cluster) gangMayFit(j *Job, pi int, mask *bitset.BitSet) bool {
+// Stripping the jobs of the partitions in strip gives back cores only:
+// their memory and GRES stay, so the what-if state has, per node, exactly
+// the memory and GRES free here (both states hold the snapshot's running
+// jobs and the pass's starts) and at most the cores free here plus those
+// the stripped jobs hold (all the node's cores when sharing jobs or core
+// reservations make that count unsure). capacityWith only grows with free
+// cores, and every other test of capacityNow (whole-node jobs, users,
+// sharing, core reservations) only lowers a node's capacity, so the bound
+// below is never under what tryNow or tryNowOver would find in the
+// what-if state; if it cannot hold the job, neither can they.
+func (c *cluster) gangMayFit(j *Job, pi int, mask *bitset.BitSet, strip map[string]bool, starts []Start) bool {
 	r, why := c.newRequest(j, pi)
 	if why != ReasonNone {
 		return true // let gangTry decide, as without the filter
 	}
+	stripped := c.strippedCores(r, strip, starts)
 	end := c.now + r.duration
 	for a := 0; a < r.altCount(); a++ {
 		b := c.base(r, a)
 		b.InPlaceIntersection(mask)
-		nodes, sum := 0, 0
+		caps := c.scratchK[:0]
 		for i, ok := b.NextSet(0); ok; i, ok = b.NextSet(i + 1) {
 			ni := int(i)
 			if c.resvFirst[ni] < end {
 				continue
 			}
-			k := c.capacityWith(r, ni, int32(c.nodes[ni].Cores()), c.freeMem[ni], gresFree)
-			if k > 0 {
-				nodes++
-				sum += k
+			cores := int32(c.nodes[ni].Cores())
+			if stripped != nil {
+				cores = min(cores, max(c.freeCore[ni], 0)+stripped[ni])
+			}
+			if k := c.capacityWith(r, ni, cores, c.freeMem[ni], gresFree); k > 0 {
+				caps = append(caps, k)
 			}
 		}
-		if nodes >= r.minN && sum >= r.tasks {
+		c.scratchK = caps
+		most := len(caps)
+		if r.unit == 0 {
+			// distributeCPUs may lift a node to the job's minimum
+			// CPUs: there only the total is a bound.
+			most = r.maxN
+		}
+		if len(caps) >= r.minN && topCaps(caps, most) >= r.tasks {
 			return true
 		}
 	}
 	return false
+}
+
+// topCaps is the sum of the n largest capacities: no placement on at most
+// n of the nodes holds more tasks (distribute gives a node no more than
+// its capacity). It reorders caps.
+func topCaps(caps []int, n int) int {
+	if n < len(caps) {
+		slices.SortFunc(caps, func(x, y int) int { return cmp.Compare(y, x) })
+		caps = caps[:n]
+	}
+	sum := 0
+	for _, k := range caps {
+		sum += k
+	}
+	return sum
+}
+
+// strippedCores counts, per node, the cores the jobs of the partitions in
+// strip hold (whole-node jobs keep theirs), or is nil when free cores
+// plus those do not bound what the what-if state has free: with sharing
+// jobs (a core counts once however many hold it, and an oversubscribing
+// request may use held cores) or core reservations held in the pass
+// (the what-if state does not hold them).
+func (c *cluster) strippedCores(r *request, strip map[string]bool, starts []Start) []int32 {
+	if r.share || c.shareCnt != nil {
+		return nil
+	}
+	for i := range c.snap.Reservations {
+		if c.snap.Reservations[i].partial() {
+			return nil
+		}
+	}
+	out := make([]int32, c.n)
+	add := func(a *Allocation) {
+		if !strip[a.Partition] || a.Exclusive {
+			return
+		}
+		for _, na := range a.Nodes {
+			if na.Node >= 0 && uint(na.Node) < c.n {
+				out[na.Node] += int32(len(na.Cores))
+			}
+		}
+	}
+	for i := range c.snap.Running {
+		add(&c.snap.Running[i])
+	}
+	for i := range starts {
+		add(&starts[i].Alloc)
+	}
+	return out
 }
 
 // gangLower lists the partitions whose jobs' cores a job of partition pi

@@ -87,6 +87,9 @@ func genGangSnap(t *rapid.T) *Snapshot {
 		if rapid.Bool().Draw(t, "hasN") {
 			j.MinNodes = uint32(rapid.IntRange(1, n).Draw(t, "minN"))
 			j.NumTasks = max(j.NumTasks, j.MinNodes)
+			if rapid.Bool().Draw(t, "hasMaxN") {
+				j.MaxNodes = uint32(rapid.IntRange(int(j.MinNodes), n).Draw(t, "maxN"))
+			}
 		}
 		switch rapid.IntRange(0, 4).Draw(t, "mem") {
 		case 0:
@@ -138,10 +141,12 @@ func TestPropertyGangPrefilterSameDecisions(t *testing.T) {
 
 // gangBenchSnap is a reviewer's case: 1,024 nodes of 16 cores, 10 cores
 // of each held by jobs of a lower tier partition, and pending jobs of the
-// higher tier that want a whole node's memory (so none fits, not even on
-// the lower tier's cores), each excluding a different node so that the
-// pass's failure cache does not cover them.
-func gangBenchSnap(nPend int) *Snapshot {
+// higher tier, each excluding a different node so that the pass's failure
+// cache does not cover them, that fit nowhere, not even on the lower
+// tier's cores. With cores false they want a whole node's memory; with
+// cores true all 16 cores, 6 of each node being held by jobs of their own
+// tier.
+func gangBenchSnap(nPend int, cores bool) *Snapshot {
 	s := snap(mkNodes(1024, 16, 64000))
 	s.Config.Preempt = PreemptConfig{Enabled: true, Gang: true, Mode: PreemptSuspend, ReorderCount: 1}
 	s.Config.Backfill = true
@@ -155,9 +160,16 @@ func gangBenchSnap(nPend int) *Snapshot {
 			s.Running = append(s.Running, partCores(id, "low", n, uint16(c)))
 			id++
 		}
+		if cores {
+			s.Running = append(s.Running, partCores(id, "high", n, 10, 11, 12, 13, 14, 15))
+			id++
+		}
 	}
 	for k := range nPend {
 		j := mkJob(uint32(100000+k), parts("high"), tasks(1), nodesN(1, 1), memNode(64000))
+		if cores {
+			j = mkJob(uint32(100000+k), parts("high"), tasks(16), nodesN(1, 1))
+		}
 		j.ExcNodes = []int{k % 1024}
 		s.Pending = append(s.Pending, j)
 	}
@@ -169,19 +181,21 @@ func gangBenchSnap(nPend int) *Snapshot {
 // gangMayFit, as before it, for comparison).
 func BenchmarkGangBackfill(b *testing.B) {
 	defer func() { gangPrefilter = true }()
-	for _, bc := range []struct {
-		name         string
-		gang, filter bool
-	}{{"gang=off", false, true}, {"gang=on,nofilter", true, false}, {"gang=on", true, true}} {
-		b.Run(bc.name, func(b *testing.B) {
-			s := gangBenchSnap(500)
-			s.Config.Preempt.Gang = bc.gang
-			gangPrefilter = bc.filter
-			for b.Loop() {
-				if p := Backfill(s); len(p.Starts) != 0 {
-					b.Fatalf("%d starts, want none", len(p.Starts))
+	for _, what := range []string{"mem", "cores"} {
+		for _, bc := range []struct {
+			name         string
+			gang, filter bool
+		}{{"gang=off", false, true}, {"gang=on,nofilter", true, false}, {"gang=on", true, true}} {
+			b.Run(what+"/"+bc.name, func(b *testing.B) {
+				s := gangBenchSnap(500, what == "cores")
+				s.Config.Preempt.Gang = bc.gang
+				gangPrefilter = bc.filter
+				for b.Loop() {
+					if p := Backfill(s); len(p.Starts) != 0 {
+						b.Fatalf("%d starts, want none", len(p.Starts))
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
