@@ -302,6 +302,8 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			if len(j.Completing) == 0 {
 				j.State = msg.JobPending
 			}
+			// requeued runs EpilogSlurmctld, which keeps the job COMPLETING
+			// until EpilogDone (_set_requeued_job_pending_completing).
 			m.hooks.requeueCause = requeueNodeFail
 			m.requeue(j, 0, now)
 			continue
@@ -315,7 +317,9 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			}
 		}
 		actions = append(actions, m.terminate(j, cl, msgtype.REQUEST_TERMINATE_JOB, now)...)
-		if len(j.Completing) == 0 {
+		// deallocate_nodes' cleanup_completing once no node is left to
+		// complete: it waits for EpilogSlurmctld (EpilogDone ends it).
+		if len(j.Completing) == 0 && !m.epilogRunning(j) {
 			j.State &^= msg.JobCompleting
 		}
 		if !j.Batch && j.OtherPort != 0 {

@@ -531,3 +531,54 @@ func TestNodeDownKeepsEpilogCompleting(t *testing.T) {
 		t.Errorf("state %#x after the epilog, want COMPLETED", j.State)
 	}
 }
+
+// TestNodeDownRunningJobWaitsForEpilog: a running job whose nodes all go
+// DOWN stays COMPLETING while its EpilogSlurmctld runs, requeued or not
+// (kill_running_job_by_node_name: deallocate_nodes' cleanup_completing
+// and _set_requeued_job_pending_completing wait for the epilog); the
+// epilog's end finishes it, a requeued job pending without nodes.
+func TestNodeDownRunningJobWaitsForEpilog(t *testing.T) {
+	cases := []struct {
+		name       string
+		requeue    uint16
+		nodes      uint32
+		waiting    uint32 // state while the epilog runs
+		afterwards uint32
+	}{
+		{"one node", 0, 1, msg.JobNodeFail | msg.JobCompleting, msg.JobNodeFail},
+		{"two nodes", 0, 2, msg.JobNodeFail | msg.JobCompleting, msg.JobNodeFail},
+		{"one node, requeued", 1, 1, msg.JobPending | msg.JobCompleting, msg.JobPending},
+		{"two nodes, requeued", 1, 2, msg.JobPending | msg.JobCompleting, msg.JobPending},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := hookManager(HookConfig{EpilogSlurmctld: "/etc/epilog"})
+			cl := testCluster()
+			d := batchDesc(alice)
+			d.Requeue, d.MinNodes = tc.requeue, tc.nodes
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0)
+			j := m.Job(id)
+			for i, n := range slices.Clone(j.Nodes) {
+				if _, err := m.NodeDown(n, cl, t0+2+int64(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if j.State != tc.waiting || len(j.Completing) != 0 {
+				t.Fatalf("state %#x completing %q, want %#x while the epilog runs", j.State, j.Completing, tc.waiting)
+			}
+			if got := len(scriptsOf(m.TakeScripts(cl), ScriptEpilogCtld)); got != 1 {
+				t.Fatalf("%d epilogs, want 1", got)
+			}
+			if _, err := m.EpilogDone(id, false, t0+10); err != nil {
+				t.Fatal(err)
+			}
+			if j.State != tc.afterwards {
+				t.Errorf("state %#x after the epilog, want %#x", j.State, tc.afterwards)
+			}
+			if j.Pending() && len(j.Nodes) != 0 {
+				t.Errorf("requeued job keeps nodes %q", j.Nodes)
+			}
+		})
+	}
+}
