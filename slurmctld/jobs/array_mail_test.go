@@ -149,3 +149,85 @@ func BenchmarkArrayMails(b *testing.B) {
 		})
 	}
 }
+
+// TestArrayStartMails: the BEGIN mail of an array without ARRAY_TASKS is
+// one summary, from the meta record, for the first task to start while
+// none has ended (_first_array_task: tot_run_tasks 1, tot_comp_tasks 0):
+// a task started after another ended, or after a requeue, is not mailed.
+// A requeue marks the array (ARRAY_TASK_REQUEUED): every summary once all
+// tasks have ended is then a REQUEUE mail too, and its END or FAIL says
+// "with requeued tasks"; the requeued task's end is no exit code.
+func TestArrayStartMails(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  string
+		steps func(t *testing.T, m *Manager, cl *Cluster, meta uint32)
+		want  []string
+	}{
+		{"one task: the meta record runs it", "5", func(t *testing.T, m *Manager, cl *Cluster, meta uint32) {
+			mustSchedule(t, m, cl, t0+5)
+			finishJob(t, m, cl, meta, 0, t0+9)
+		}, []string{
+			"Slurm Array Summary Job_id=1_* (1) Name=job Began|00:00:05",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, COMPLETED, ExitCode [0-0]|"}},
+		{"two tasks at once", "0-1", func(t *testing.T, m *Manager, cl *Cluster, meta uint32) {
+			mustSchedule(t, m, cl, t0+5)
+			finishJob(t, m, cl, 2, 0, t0+9)
+			finishJob(t, m, cl, meta, 0, t0+9)
+		}, []string{
+			"Slurm Array Summary Job_id=1_* (1) Name=job Began|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, COMPLETED, ExitCode [0-0]|"}},
+		{"throttled: the second starts after the first ended", "0-1%1", func(t *testing.T, m *Manager, cl *Cluster, meta uint32) {
+			mustSchedule(t, m, cl, t0+5)
+			finishJob(t, m, cl, 2, 0, t0+9)
+			mustSchedule(t, m, cl, t0+10)
+			finishJob(t, m, cl, meta, 0, t0+12)
+		}, []string{
+			"Slurm Array Summary Job_id=1_* (1) Name=job Began|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, COMPLETED, ExitCode [0-0]|"}},
+		{"a task cancelled pending: status 9", "0-1%1", func(t *testing.T, m *Manager, cl *Cluster, meta uint32) {
+			mustSchedule(t, m, cl, t0+5)
+			if _, err := killStr(m, cl, alice, "1_1", 9, t0+6); err != nil {
+				t.Fatal(err)
+			}
+			finishJob(t, m, cl, 2, 0, t0+9)
+		}, []string{
+			"Slurm Array Summary Job_id=1_* (1) Name=job Began|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, Mixed, MaxSignal [9]|"}},
+		{"requeued by a node failure, run again", "7", func(t *testing.T, m *Manager, cl *Cluster, meta uint32) {
+			mustSchedule(t, m, cl, t0+5)
+			if _, err := m.NodeDown(m.Job(meta).Nodes[0], cl, t0+6); err != nil {
+				t.Fatal(err)
+			}
+			mustSchedule(t, m, cl, t0+500)
+			if !m.Job(meta).Running() {
+				t.Fatalf("not restarted: state %#x", m.Job(meta).State)
+			}
+			finishJob(t, m, cl, meta, 0, t0+509)
+		}, []string{
+			"Slurm Array Summary Job_id=1_* (1) Name=job Began|00:00:05",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Requeued|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, NODE_FAIL, ExitCode [0-0], with requeued tasks|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Requeued|",
+			"Slurm Array Summary Job_id=1_* (1) Name=job Ended, COMPLETED, ExitCode [0-0], with requeued tasks|"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := hookManager(HookConfig{MailProg: "/bin/mail"})
+			cl := testCluster()
+			d := batchDesc(alice)
+			d.ArrayInx = msg.Str(tc.spec)
+			d.MailType, d.Requeue = MailBegin|MailEnd|MailFail|MailRequeue, 1
+			meta := mustSubmit(t, m, cl, d, alice, t0)
+			tc.steps(t, m, cl, meta)
+			var got []string
+			for _, s := range scriptsOf(m.TakeScripts(cl), ScriptMail) {
+				q, _ := envValue(s.Env, "SLURM_JOB_QUEUED_TIME")
+				got = append(got, s.Argv[2]+"|"+q)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("mails\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

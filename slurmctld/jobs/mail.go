@@ -42,6 +42,12 @@ func mailTypeString(t uint16) string {
 // array without --mail-type=ARRAY_TASKS is reported on its meta record,
 // as one summary for the array.
 func (m *Manager) mailJob(j *Job, t uint16, now int64) {
+	m.mailJobSkip(j, t, now, nil)
+}
+
+// mailJobSkip is mailJob for a task of an array being requeued (skip):
+// its end is no end for the array's exit codes (_job_array_comp).
+func (m *Manager) mailJobSkip(j *Job, t uint16, now int64, skip *Job) {
 	if m.cfg.Hooks.MailProg == "" {
 		return
 	}
@@ -64,8 +70,11 @@ func (m *Manager) mailJob(j *Job, t uint16, now int64) {
 	var termEnv []string
 	if summary {
 		if t == MailEnd || t == MailFail {
-			lo, hi := m.arrayExitRange(j.ArrayJobID)
+			lo, hi := m.arrayExitRange(j.ArrayJobID, skip)
 			term, termEnv = arrayTermInfo(j, lo, hi)
+			if skip != nil || m.arrayRequeued(j.ArrayJobID) { // ARRAY_TASK_REQUEUED
+				term += ", with requeued tasks"
+			}
 		}
 	} else {
 		term, termEnv = mailTermInfo(j, t)
@@ -125,12 +134,18 @@ func mailTermInfo(j *Job, t uint16) (string, []string) {
 }
 
 // firstArrayTask is _first_array_task: j is not an array task, or the
-// only task of its array that has started.
+// only task of its array running while none has ended yet. Real counts
+// the ends on the meta record (tot_comp_tasks), a requeue included: a
+// task that was requeued (restart count) counts as one that ended, so
+// its next start, like any start after a task ended, is not mailed.
 func (m *Manager) firstArrayTask(j *Job) bool {
 	if j.ArrayJobID == 0 || j.ArrayTaskID == NoVal {
 		return true
 	}
 	for o := range m.arrayRecords(j.ArrayJobID) {
+		if o.RestartCnt != 0 {
+			return false
+		}
 		if o != j && o.ArrayTaskID != NoVal && !o.Pending() {
 			return false
 		}
@@ -181,38 +196,64 @@ func (m *Manager) mailOnEnd(j *Job, requeue bool, now int64) {
 
 // mailArrayEnd is job_completion_logger's mail for a task of an array
 // without --mail-type=ARRAY_TASKS: once every task has finished, one
-// summary for the whole array (REQUEUE; FAIL when a task exited non-zero,
+// summary for the whole array (REQUEUE when a task was requeued at some
+// time, this one or an earlier one; FAIL when a task exited non-zero,
 // else END), with the range of the tasks' exit codes.
 func (m *Manager) mailArrayEnd(j *Job, requeue bool, now int64) {
 	if !m.arrayFinished(j.ArrayJobID) {
 		return
 	}
-	if requeue && j.MailType&MailRequeue != 0 {
+	if (requeue || m.arrayRequeued(j.ArrayJobID)) && j.MailType&MailRequeue != 0 {
 		m.mailJob(j, MailRequeue, now)
 	}
-	_, hi := m.arrayExitRange(j.ArrayJobID)
+	var skip *Job
+	if requeue {
+		skip = j
+	}
+	_, hi := m.arrayExitRange(j.ArrayJobID, skip)
 	hiWS := syscall.WaitStatus(hi)
 	if hiWS.Exited() && hiWS.ExitStatus() != 0 && j.MailType&MailFail != 0 {
-		m.mailJob(j, MailFail, now)
+		m.mailJobSkip(j, MailFail, now, skip)
 	} else if j.MailType&MailEnd != 0 {
-		m.mailJob(j, MailEnd, now)
+		m.mailJobSkip(j, MailEnd, now, skip)
 	}
 }
 
 // arrayExitRange is the array's min_exit_code and max_exit_code: the
-// lowest and highest raw exit status of its tasks.
-func (m *Manager) arrayExitRange(arrayID uint32) (lo, hi uint32) {
+// lowest and highest raw exit status of its tasks. A task that ended
+// with status 0 without completing (cancelled, NODE_FAIL) counts as
+// status 9, so that a zero maximum means every task completed. skip, a
+// task being requeued, does not count; with no task counted both are 0.
+func (m *Manager) arrayExitRange(arrayID uint32, skip *Job) (lo, hi uint32) {
 	first := true
 	for o := range m.arrayRecords(arrayID) {
-		if first || o.ExitCode < lo {
-			lo = o.ExitCode
+		if o == skip {
+			continue
 		}
-		if first || o.ExitCode > hi {
-			hi = o.ExitCode
+		status := o.ExitCode
+		if status == 0 && o.Base() != msg.JobComplete {
+			status = 9
+		}
+		if first || status < lo {
+			lo = status
+		}
+		if first || status > hi {
+			hi = status
 		}
 		first = false
 	}
 	return lo, hi
+}
+
+// arrayRequeued is the meta record's ARRAY_TASK_REQUEUED: a task of the
+// array was requeued at some time (its restart count says so).
+func (m *Manager) arrayRequeued(arrayID uint32) bool {
+	for o := range m.arrayRecords(arrayID) {
+		if o.RestartCnt != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // arrayTermInfo is _set_job_term_info's summary of an array's tasks.
