@@ -174,3 +174,59 @@ func TestSlurmctldMailTimeLimit(t *testing.T) {
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldMailArrayStart: an array without ARRAY_TASKS is mailed
+// BEGIN once, a summary from the meta record, for the first task to
+// start while none has ended: an array of one task (the meta record runs
+// it), a throttled array whose second task starts after the first ended,
+// one with a task cancelled while pending (status 9: "Mixed, MaxSignal"),
+// and one whose task is requeued by scontrol (no mail: the task did not
+// end) and runs again (no second BEGIN; REQUEUE and "with requeued tasks"
+// at its end), as real slurmctld's _first_array_task and
+// job_completion_logger.
+func TestSlurmctldMailArrayStart(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2,
+		ExtraConf: []string{"MailProg=" + hookScript(t, dir, "mail")}})
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		sb := func(args ...string) string {
+			return fmt.Sprint(ctldSbatch(t, c, append([]string{"-D", c.Dir, "-o", "/dev/null"}, args...)...))
+		}
+		done := []string{"COMPLETED", "FAILED", "CANCELLED"}
+		one := sb("-J", "one", "--array=5", "--mail-type=BEGIN,END", "--wrap", "true")
+		ctldWaitJobStr(t, c, one+"_5", done...)
+		out["one task"] = hookRuns(t, c, dir, "mail", 2)
+
+		thr := sb("-J", "thr", "--array=0-1%1", "--mail-type=BEGIN,END", "--wrap", "sleep 1")
+		ctldWaitJobStr(t, c, thr+"_0", done...)
+		ctldWaitJobStr(t, c, thr+"_1", done...)
+		out["throttled"] = hookRuns(t, c, dir, "mail", 2)
+
+		cp := sb("-J", "cp", "--array=0-1%1", "--mail-type=BEGIN,END", "--wrap", "sleep 3")
+		ctldWaitJobStr(t, c, cp+"_0", "RUNNING")
+		ctldRun(c, "scancel", cp+"_1")
+		ctldWaitJobStr(t, c, cp+"_0", done...)
+		out["cancelled pending"] = hookRuns(t, c, dir, "mail", 2)
+
+		rq := sb("-J", "rq", "--array=3", "--requeue", "--mail-type=BEGIN,END,REQUEUE", "--wrap", "sleep 2")
+		ctldWaitJobStr(t, c, rq+"_3", "RUNNING")
+		out["begin"] = hookRuns(t, c, dir, "mail", 1)
+		ctldRun(c, "scontrol", "requeue", rq+"_3")
+		ctldWaitJobStr(t, c, rq+"_3", "PENDING")
+		// The task is requeued, not ended (JOB_REQUEUE is a flag): no
+		// mail yet; one sent late would show in the next runs.
+		out["requeued"] = hookRuns(t, c, dir, "mail", 0)
+		ctldRun(c, "scontrol", "update", "JobId="+rq+"_3", "StartTime=now")
+		ctldWaitJobStr(t, c, rq+"_3", done...)
+		out["run again"] = hookRuns(t, c, dir, "mail", 2)
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
