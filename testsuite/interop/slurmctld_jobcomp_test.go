@@ -219,3 +219,54 @@ func TestSlurmctldJobCompFiletxtHostileNames(t *testing.T) {
 	}
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldHooksNodeFailEpilogWait: a job that may not be requeued
+// whose only node goes DOWN ends NODE_FAIL but stays COMPLETING while
+// EpilogSlurmctld runs, as real slurmctld's deallocate_nodes and
+// cleanup_completing wait for the epilog; a requeued one pends
+// COMPLETING until then.
+func TestSlurmctldHooksNodeFailEpilogWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for SlurmdTimeout per controller")
+	}
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{
+		"SlurmdTimeout=6", "EpilogSlurmctld=" + hookScript(t, dir, "epilog", hookWait(dir, "wait"))}})
+	gate := filepath.Join(dir, "go-wait")
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		os.Remove(gate)
+		out := map[string]string{}
+		sb := func(args ...string) uint32 {
+			return ctldSbatch(t, c, append([]string{"-D", c.Dir, "-o", "/dev/null", "-J", "wait", "-w", "n2",
+				"--wrap", "sleep 120"}, args...)...)
+		}
+		kill, rq := sb("--no-requeue"), sb("--requeue")
+		ctldWaitJob(t, c, kill, 60*time.Second, "RUNNING")
+		ctldWaitJob(t, c, rq, 60*time.Second, "RUNNING")
+		c.StopNode("n2")
+		ctldWaitState(t, c, "n2", "down*", 60*time.Second)
+		hookRuns(t, c, dir, "epilog", 2) // both epilogs run, waiting for the gate
+		out["no requeue: epilog running"] = ctldJobFields(c, kill) +
+			ctldRun(c, "squeue", "-h", "-j", fmt.Sprint(kill), "-o", "%T")
+		out["requeue: epilog running"] = ctldJobFields(c, rq) +
+			ctldRun(c, "squeue", "-h", "-j", fmt.Sprint(rq), "-o", "%T")
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctldWaitJob(t, c, kill, 60*time.Second, "NODE_FAIL")
+		ctldWaitJob(t, c, rq, 60*time.Second, "PENDING")
+		out["no requeue: done"] = ctldJobFields(c, kill)
+		out["requeue: done"] = ctldJobFields(c, rq)
+		ctldRun(c, "scancel", fmt.Sprint(rq))
+		ctldWaitJob(t, c, rq, 60*time.Second, "CANCELLED")
+		c.StartNode("n2")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}

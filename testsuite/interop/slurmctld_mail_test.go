@@ -218,10 +218,16 @@ func TestSlurmctldMailArrayStart(t *testing.T) {
 		ctldWaitJobStr(t, c, rq+"_3", "RUNNING")
 		out["begin"] = hookRuns(t, c, dir, "mail", 1)
 		ctldRun(c, "scontrol", "requeue", rq+"_3")
+		requeued := time.Now()
 		ctldWaitJobStr(t, c, rq+"_3", "PENDING")
 		// The task is requeued, not ended (JOB_REQUEUE is a flag): no
 		// mail yet; one sent late would show in the next runs.
 		out["requeued"] = hookRuns(t, c, dir, "mail", 0)
+		// The new run's credential must be newer (in whole seconds) than
+		// the revocation of the last one, or slurmd refuses the launch.
+		if err := c.Poll(60*time.Second, func() bool { return time.Since(requeued) > 2*time.Second }); err != nil {
+			t.Fatal(err)
+		}
 		ctldRun(c, "scontrol", "update", "JobId="+rq+"_3", "StartTime=now")
 		ctldWaitJobStr(t, c, rq+"_3", done...)
 		out["run again"] = hookRuns(t, c, dir, "mail", 2)
