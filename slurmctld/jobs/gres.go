@@ -34,14 +34,49 @@ func jobGresReqs(tresPerNode string) []gres.Req {
 }
 
 // jobGPUs is the job's --gpus (tres_per_job's gpu item): the count over
-// all its nodes and the type. Other GRES per job are not scheduled.
+// all its nodes and the type. Without --gpus, --gpus-per-task makes one
+// (_test_gres_cnt sets gres_per_job to tasks x gres_per_task). Other
+// GRES per job are not scheduled.
 func jobGPUs(j *Job) (uint64, string) {
 	for _, r := range jobGresReqs(j.TresPerJob) {
 		if r.Name == "gpu" {
 			return r.Count, r.Type
 		}
 	}
+	for _, r := range perTask(j.TresPerTask, jobTasks(j), nil) {
+		if r.Name == "gpu" {
+			return r.Count, r.Type
+		}
+	}
 	return 0, ""
+}
+
+// jobTasks is the job's task count for per-task GRES: -n, else one a
+// node (what sbatch and srun imply without -n).
+func jobTasks(j *Job) uint32 {
+	if j.NumTasks != 0 && j.NumTasks != NoVal {
+		return j.NumTasks
+	}
+	if j.MinNodes != 0 && j.MinNodes != NoVal {
+		return j.MinNodes
+	}
+	return 1
+}
+
+// perTask are the requests of a tres_per_task string as counts over the
+// job or step (tasks of them each), leaving out names already asked for
+// over it (have): gres_per_job wins over gres_per_task x tasks, which
+// must agree with it.
+func perTask(tres string, tasks uint32, have []stepReq) []stepReq {
+	var out []stepReq
+	for _, r := range jobGresReqs(tres) {
+		if r.Count == 0 || slices.ContainsFunc(have, func(h stepReq) bool { return h.perStep && h.Name == r.Name }) {
+			continue
+		}
+		r.Count *= uint64(tasks)
+		out = append(out, stepReq{r, true})
+	}
+	return out
 }
 
 // schedGres is the job's GRES request as the scheduler counts it.
@@ -330,9 +365,20 @@ func stepGresReqs(j *Job, req *msg.StepCreateRequest) []stepReq {
 		return nil
 	case containsGres(req.TresPerNode) || containsGres(req.TresPerStep) ||
 		containsGres(req.TresPerSocket) || containsGres(req.TresPerTask):
-		return append(positive(req.TresPerNode.Value, false), positive(req.TresPerStep.Value, true)...)
+		reqs := append(positive(req.TresPerNode.Value, false), positive(req.TresPerStep.Value, true)...)
+		return append(reqs, perTask(req.TresPerTask.Value, stepTasks(req), reqs)...)
 	}
-	return append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+	reqs := append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+	return append(reqs, perTask(j.TresPerTask, stepTasks(req), reqs)...)
+}
+
+// stepTasks is a step's task count (srun always sends one; else one a
+// node).
+func stepTasks(req *msg.StepCreateRequest) uint32 {
+	if req.NumTasks != 0 && req.NumTasks != NoVal {
+		return req.NumTasks
+	}
+	return max(req.MinNodes, 1)
 }
 
 func containsGres(s msg.NullString) bool { return s.Valid && strings.Contains(s.Value, "gres") }
@@ -575,7 +621,8 @@ func gresFits(n *sched.Node, reqs []sched.GresReq) bool {
 // (gres_per_node).
 func jobReqList(j *Job) []stepReq {
 	if j.Shared != 0 || len(j.NodeGres) == 0 {
-		return append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+		reqs := append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+		return append(reqs, perTask(j.TresPerTask, jobTasks(j), reqs)...)
 	}
 	var out []stepReq
 	for _, k := range gresKeys(j.NodeGres) {

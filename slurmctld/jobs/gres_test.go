@@ -175,3 +175,60 @@ func TestGresPerJob(t *testing.T) {
 		t.Errorf("step_gres_list %+v", sg)
 	}
 }
+
+// TestGresPerTask: --gpus-per-task asks for tasks x count GPUs over the
+// job; its steps ask for their own tasks' worth (inherited or named).
+func TestGresPerTask(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		tasks    uint32
+		perTask  string
+		wantIdx  []int
+		stepTres string // step's tres_per_task ("" = inherit the job's)
+		stepN    uint32
+		stepIdx  []int
+		stepCode int
+	}{
+		{name: "two tasks", tasks: 2, perTask: "gres:gpu:1", wantIdx: []int{0, 1}, stepN: 1, stepIdx: []int{0}},
+		{name: "one task two gpus", tasks: 1, perTask: "gres:gpu:2", wantIdx: []int{0, 1}, stepN: 1, stepIdx: []int{0, 1}},
+		{name: "step names its own", tasks: 2, perTask: "gres:gpu:1", wantIdx: []int{0, 1},
+			stepTres: "gres:gpu:1", stepN: 2, stepIdx: []int{0, 1}},
+		{name: "step beyond the job", tasks: 1, perTask: "gres:gpu:1", wantIdx: []int{0},
+			stepTres: "gres:gpu:1", stepN: 2, stepCode: slurmerr.ESLURM_INVALID_GRES},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := gresTestCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.NumTasks, d.TresPerTask = tc.tasks, msg.Str(tc.perTask)
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0+1)
+			want := [][]gres.Alloc{{{Name: "gpu", Count: uint64(len(tc.wantIdx)), Bits: true, Idx: tc.wantIdx}}}
+			if d := cmp.Diff(want, m.Job(id).NodeGres); d != "" {
+				t.Fatalf("NodeGres (-want +got):\n%s", d)
+			}
+			if got := m.Info(m.Job(id), cl, 1, 0, t0+1).TresPerTask; got.Value != tc.perTask {
+				t.Errorf("TresPerTask %q", got.Value)
+			}
+			req := &msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+				MinNodes: 1, NumTasks: tc.stepN}
+			if tc.stepTres != "" {
+				req.TresPerTask = msg.Str(tc.stepTres)
+			}
+			g, _, err := m.CreateStep(req, alice, cl, t0+2)
+			if tc.stepCode != 0 {
+				if code(err) != tc.stepCode {
+					t.Fatalf("step: %v, want %d", err, tc.stepCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sg := g.Body.StepGres
+			if len(sg) != 1 || !sg[0].BitAlloc[0].Equal(jobcred.BitmapOf(2, tc.stepIdx...)) {
+				t.Errorf("step_gres_list %+v, want indices %v", sg, tc.stepIdx)
+			}
+		})
+	}
+}

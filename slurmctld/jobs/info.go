@@ -63,6 +63,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
 	}
 	ji.TresPerJob = ns(j.TresPerJob)
+	ji.TresPerTask = ns(j.TresPerTask)
 	if j.Batch {
 		ji.BatchFlag = 1 + j.FailRequeues
 	}

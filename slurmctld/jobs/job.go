@@ -167,6 +167,7 @@ type Job struct {
 	TresFreq        string `json:",omitempty"`
 	TresPerNode     string `json:",omitempty"`
 	TresPerJob      string `json:",omitempty"` // --gpus: GRES over the whole job
+	TresPerTask     string `json:",omitempty"` // --gpus-per-task: GRES a task
 	Bitflags        uint64 `json:",omitempty"`
 	SiteFactor      uint32 `json:",omitempty"`
 	// The socket/core request (multi_core_data), as given.
