@@ -677,6 +677,16 @@ func stepGresValid(j *Job, reqs []stepReq, minNodes uint32) error {
 // per node (--gres, --gpus-per-node) and --gpus over the job.
 func setSchedGres(sj *sched.Job, j *Job) {
 	sj.Gres = schedGres(j)
+	// --cpus-per-gpu: a node's CPUs are at least that many for each GPU
+	// the job asks for on it (cons_tres' gres_min_cpus); only per-node
+	// counts are known before the GPUs are placed.
+	if c := tresCount(j.CPUsPerTres, "gpu"); c > 0 {
+		for _, r := range sj.Gres {
+			if r.Name == "gpu" {
+				sj.MinCPUs = max(sj.MinCPUs, uint32(min(c*r.Count, uint64(^uint32(0)))))
+			}
+		}
+	}
 	if n, typ := jobGPUs(j); n > 0 {
 		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
 	}
@@ -695,4 +705,25 @@ func keptGres(per [][]gres.Alloc, out map[int]bool) [][]gres.Alloc {
 		}
 	}
 	return kept
+}
+
+// tresCount is the count of GRES name in a tres string ("gres:gpu:2"),
+// 0 when it has none.
+func tresCount(tres, name string) uint64 {
+	for _, r := range jobGresReqs(tres) {
+		if r.Name == name {
+			return r.Count
+		}
+	}
+	return 0
+}
+
+// applyCPUsPerGres gives a job with --gpus-per-task and --cpus-per-gpu
+// their product as -c when it named none (_test_gres_cnt).
+func applyCPUsPerGres(j *Job) {
+	c, g := tresCount(j.CPUsPerTres, "gpu"), tresCount(j.TresPerTask, "gpu")
+	if c == 0 || g == 0 || (j.CPUsPerTask != NoVal16 && j.CPUsPerTask != 0) {
+		return
+	}
+	j.CPUsPerTask = uint16(min(c*g, uint64(NoVal16-1)))
 }

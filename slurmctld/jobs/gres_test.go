@@ -232,3 +232,45 @@ func TestGresPerTask(t *testing.T) {
 		})
 	}
 }
+
+// TestGresCPUsPerGPU: --cpus-per-gpu gives a node that many CPUs a GPU
+// asked for on it; with --gpus-per-task it sets -c.
+func TestGresCPUsPerGPU(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		perNode, perTask string
+		cpusPerGPU       string
+		wantCPUs         uint32
+		wantCPT          uint16
+	}{
+		{name: "per node", perNode: "gres:gpu:1", cpusPerGPU: "gres:gpu:2", wantCPUs: 2, wantCPT: NoVal16},
+		{name: "two per node", perNode: "gres:gpu:2", cpusPerGPU: "gres:gpu:2", wantCPUs: 4, wantCPT: NoVal16},
+		{name: "per task", perTask: "gres:gpu:1", cpusPerGPU: "gres:gpu:2", wantCPUs: 2, wantCPT: 2},
+		{name: "none", perNode: "gres:gpu:1", wantCPUs: 1, wantCPT: NoVal16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := gresTestCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.NumTasks, d.CPUsPerTask = 1, NoVal16
+			if tc.perNode != "" {
+				d.TresPerNode = msg.Str(tc.perNode)
+			}
+			if tc.perTask != "" {
+				d.TresPerTask = msg.Str(tc.perTask)
+			}
+			if tc.cpusPerGPU != "" {
+				d.CPUsPerTres = msg.Str(tc.cpusPerGPU)
+			}
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0+1)
+			j := m.Job(id)
+			if len(j.NodeCPUs) != 1 || j.NodeCPUs[0] != tc.wantCPUs {
+				t.Errorf("NodeCPUs %v, want [%d]", j.NodeCPUs, tc.wantCPUs)
+			}
+			if j.CPUsPerTask != tc.wantCPT {
+				t.Errorf("CPUsPerTask %d, want %d", j.CPUsPerTask, tc.wantCPT)
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 	}
 	ji.TresPerJob = ns(j.TresPerJob)
 	ji.TresPerTask = ns(j.TresPerTask)
+	ji.CPUsPerTres, ji.MemPerTres = ns(j.CPUsPerTres), ns(j.MemPerTres)
 	if j.Batch {
 		ji.BatchFlag = 1 + j.FailRequeues
 	}

@@ -168,6 +168,8 @@ type Job struct {
 	TresPerNode     string `json:",omitempty"`
 	TresPerJob      string `json:",omitempty"` // --gpus: GRES over the whole job
 	TresPerTask     string `json:",omitempty"` // --gpus-per-task: GRES a task
+	CPUsPerTres     string `json:",omitempty"` // --cpus-per-gpu
+	MemPerTres      string `json:",omitempty"` // --mem-per-gpu
 	Bitflags        uint64 `json:",omitempty"`
 	SiteFactor      uint32 `json:",omitempty"`
 	// The socket/core request (multi_core_data), as given.

@@ -78,13 +78,15 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		Network: strOf(d.Network), Reservation: strOf(d.Reservation), Licenses: strOf(d.Licenses),
 		MailType: d.MailType, MailUser: strOf(d.MailUser), TresBind: strOf(d.TresBind),
 		WarnSignal: d.WarnSignal, WarnTime: d.WarnTime, WarnFlags: d.WarnFlags &^ warnSent,
-		TresFreq: strOf(d.TresFreq), TresPerNode: strOf(d.TresPerNode), TresPerJob: strOf(d.TresPerJob), TresPerTask: strOf(d.TresPerTask), Bitflags: d.Bitflags,
+		TresFreq: strOf(d.TresFreq), TresPerNode: strOf(d.TresPerNode), TresPerJob: strOf(d.TresPerJob), TresPerTask: strOf(d.TresPerTask),
+		CPUsPerTres: strOf(d.CPUsPerTres), MemPerTres: strOf(d.MemPerTres), Bitflags: d.Bitflags,
 		KillOnNodeFail: d.KillOnNodeFail != 0,
 		Batch:          kind == kindBatch, WorkDir: strOf(d.WorkDir), StdIn: strOf(d.StdIn),
 		StdOut: strOf(d.StdOut), StdErr: strOf(d.StdErr), SubmitLine: strOf(d.SubmitLine),
 		RespHost: strOf(d.RespHost), AllocRespPort: d.AllocRespPort, OtherPort: d.OtherPort,
 		ProtocolVersion: c.ProtocolVersion, BeginTime: d.BeginTime, Nice: d.Nice,
 	}
+	applyCPUsPerGres(j)
 	if !m.cfg.AllowSpecResourcesUsage {
 		j.CoreSpec = NoVal16
 	} else if j.CoreSpec != NoVal16 {
