@@ -687,6 +687,19 @@ func setSchedGres(sj *sched.Job, j *Job) {
 			}
 		}
 	}
+	// --mem-per-gpu without --mem: a node's memory is that much a GPU on
+	// it (gres_select_util_job_mem_set); per-node counts only, as above.
+	if mpg := tresCount(j.MemPerTres, "gpu"); mpg > 0 && j.Bitflags&jobMemSet == 0 {
+		var n uint64
+		for _, r := range sj.Gres {
+			if r.Name == "gpu" {
+				n += r.Count
+			}
+		}
+		if n > 0 {
+			sj.MemPerNode, sj.MemPerCPU, sj.MemAll = mpg*n, 0, false
+		}
+	}
 	if n, typ := jobGPUs(j); n > 0 {
 		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
 	}

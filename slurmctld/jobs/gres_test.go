@@ -274,3 +274,32 @@ func TestGresCPUsPerGPU(t *testing.T) {
 		})
 	}
 }
+
+// TestGresMemPerGPU: with memory consumable, --mem-per-gpu without --mem
+// gives a node that much memory a GPU asked for on it; --mem wins.
+func TestGresMemPerGPU(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		memSet  bool
+		wantMem uint64
+	}{
+		{name: "mem per gpu", wantMem: 200},
+		{name: "mem given", memSet: true, wantMem: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := gresTestCluster()
+			cl.Config.MemoryConsumable = true
+			m := newTestManager(nil)
+			d := gresDesc(alice, "gres:gpu:2")
+			d.MemPerTres = msg.Str("gres:gpu:100")
+			if tc.memSet {
+				d.PnMinMemory = 50
+			}
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0+1)
+			if j := m.Job(id); len(j.NodeMem) != 1 || j.NodeMem[0] != tc.wantMem {
+				t.Errorf("NodeMem %v, want [%d]", j.NodeMem, tc.wantMem)
+			}
+		})
+	}
+}

@@ -78,7 +78,7 @@ func gresCluster(t *testing.T, nodeGres, gresConf string) *ctldharness.Cluster {
 	return c
 }
 
-var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|TresPerNode=\S+|JobState=\S+ Reason=\S+|TRES=\S+|JOB_GRES=\S*)`)
+var gresJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|NumNodes=\S+ NumCPUs=\S+ NumTasks=\S+ CPUs/Task=\S+|TresPerNode=\S+|TresPerTask=\S+|JobState=\S+ Reason=\S+|TRES=\S+|JOB_GRES=\S*)`)
 
 // gresJobLines are the GRES lines of scontrol show job -d.
 func gresJobLines(c *ctldharness.Cluster, id uint32) string {
@@ -215,6 +215,26 @@ func TestSlurmctldGresSteps(t *testing.T) {
 			{"first", "-", "--gres=gpu:1"},
 			{"second", "-", "--gres=gpu:1"},
 		}},
+		// --gpus-per-task: tasks x count GPUs (gres_per_job); its steps
+		// inherit SLURM_GPUS_PER_TASK, so srun -n1 asks for one task's.
+		{"pertask", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"two", "- --gpus-per-task=1", "-n2 --gpus-per-task=1"},
+		}},
+		{"pertask1", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"first", "-", "-n1 --gpus-per-task=1"},
+			{"second", "-", "-n1 --gpus-per-task=1"},
+		}},
+		{"pernode", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"both", "- --gres=gpu:1", "--gpus-per-node=2"},
+		}},
+		// --cpus-per-gpu: a node's CPUs are at least that many a GPU;
+		// with --gpus-per-task it sets -c.
+		{"cpuspergpu", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"cpg", "-", "--gres=gpu:1 --cpus-per-gpu=2"},
+		}},
+		{"pertaskcpus", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"ptc", "-", "-n1 --gpus-per-task=1 --cpus-per-gpu=2"},
+		}},
 		{"typed", "gpu:tesla:1,gpu:k80:1", "Name=gpu Type=tesla File=%[1]s/nvidia0\nName=gpu Type=k80 File=%[1]s/nvidia1\n", [][]string{
 			{"k80", "- --gres=gpu:k80:1", "--gres=gpu:k80:1"},
 			{"any", "-", "--gres=gpu:1"},
@@ -261,12 +281,14 @@ func TestSlurmctldGresSteps(t *testing.T) {
 			}
 			want, got := ctldOnBoth(t, c, real, ours, collect)
 			t.Logf("real:\n%s", strings.Join(want, "\n"))
-			if tc.name == "cores" {
+			if tc.name == "cores" || strings.HasPrefix(tc.name, "pertask") {
 				// Known difference: with GRES bound to cores, real
 				// cons_tres gives the second job a core on a socket of
 				// its free GPU (CPU_IDs=2); ours places CPUs without
 				// looking at the GPUs' cores (CPU_IDs=1). Indices,
-				// Gres= and GresUsed= agree.
+				// Gres= and GresUsed= agree. With --gpus-per-task
+				// (a GPU count over the job) real takes the highest
+				// free cores first (CPU_IDs=2-3); ours the lowest.
 				cpus := regexp.MustCompile(`CPU_IDs=\S+`)
 				for _, l := range [][]string{want, got} {
 					for i := range l {
