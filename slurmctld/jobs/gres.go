@@ -79,10 +79,58 @@ func perTask(tres string, tasks uint32, have []stepReq) []stepReq {
 	return out
 }
 
+// perNodeReqs are the job's GRES per node: --gres and --gpus-per-node,
+// and --gpus-per-socket times --sockets-per-node for a name not asked
+// for per node (_test_gres_cnt checks the two agree).
+func perNodeReqs(j *Job) []gres.Req {
+	out := jobGresReqs(j.TresPerNode)
+	if j.SocketsPerNode == 0 || j.SocketsPerNode == NoVal16 {
+		return out
+	}
+	for _, r := range jobGresReqs(j.TresPerSocket) {
+		if !slices.ContainsFunc(out, func(o gres.Req) bool { return o.Name == r.Name }) {
+			r.Count *= uint64(j.SocketsPerNode)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// gresCountsValid is the part of _test_gres_cnt that refuses a job
+// (ESLURM_INVALID_GRES): per socket without --sockets-per-node, per task
+// without a task count or a count over the job, and counts that are not
+// multiples of each other.
+func gresCountsValid(j *Job) bool {
+	names := map[string]bool{}
+	for _, tres := range []string{j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask} {
+		for _, r := range jobGresReqs(tres) {
+			names[r.Name] = true
+		}
+	}
+	for name := range names {
+		perJob, perNode := tresCount(j.TresPerJob, name), tresCount(j.TresPerNode, name)
+		perSocket, perTask := tresCount(j.TresPerSocket, name), tresCount(j.TresPerTask, name)
+		switch {
+		case perJob > 0 && (perNode > perJob || perTask > perJob || perSocket > perJob),
+			perNode > 0 && (perTask > perNode || perSocket > perNode),
+			perSocket > 0 && (j.SocketsPerNode == NoVal16 || j.SocketsPerNode == 0),
+			perJob > 0 && perNode > 0 && perJob%perNode != 0,
+			perNode > 0 && perSocket > 0 && perNode%perSocket != 0,
+			perTask > 0 && perJob > 0 && perJob%perTask != 0,
+			perTask > 0 && perJob > 0 && j.NumTasks != NoVal && j.NumTasks != 0 && uint64(j.NumTasks) != perJob/perTask,
+			perTask > 0 && perJob == 0 && (j.NumTasks == NoVal || j.NumTasks == 0),
+			perTask > 0 && perNode > 0 && perNode%perTask != 0,
+			perTask > 0 && perSocket > 0 && perSocket%perTask != 0:
+			return false
+		}
+	}
+	return true
+}
+
 // schedGres is the job's GRES request as the scheduler counts it.
 func schedGres(j *Job) []sched.GresReq {
 	var out []sched.GresReq
-	for _, r := range jobGresReqs(j.TresPerNode) {
+	for _, r := range perNodeReqs(j) {
 		if r.Count > 0 {
 			out = append(out, sched.GresReq{Name: r.Name, Type: r.Type, Count: r.Count})
 		}
@@ -154,7 +202,7 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 	if j.Shared == 0 {
 		return m.wholeNodeGres(cl, a)
 	}
-	perNode := jobGresReqs(j.TresPerNode)
+	perNode := perNodeReqs(j)
 	gpus, gpuType := jobGPUs(j)
 	if len(perNode) == 0 && gpus == 0 {
 		return nil
@@ -347,8 +395,12 @@ type stepReq struct {
 
 // positive are the requests of a tres string with a count.
 func positive(tres string, perStep bool) []stepReq {
+	return positiveOf(jobGresReqs(tres), perStep)
+}
+
+func positiveOf(reqs []gres.Req, perStep bool) []stepReq {
 	var out []stepReq
-	for _, r := range jobGresReqs(tres) {
+	for _, r := range reqs {
 		if r.Count > 0 {
 			out = append(out, stepReq{r, perStep})
 		}
@@ -368,7 +420,7 @@ func stepGresReqs(j *Job, req *msg.StepCreateRequest) []stepReq {
 		reqs := append(positive(req.TresPerNode.Value, false), positive(req.TresPerStep.Value, true)...)
 		return append(reqs, perTask(req.TresPerTask.Value, stepTasks(req), reqs)...)
 	}
-	reqs := append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+	reqs := append(positiveOf(perNodeReqs(j), false), positive(j.TresPerJob, true)...)
 	return append(reqs, perTask(j.TresPerTask, stepTasks(req), reqs)...)
 }
 
@@ -621,7 +673,7 @@ func gresFits(n *sched.Node, reqs []sched.GresReq) bool {
 // (gres_per_node).
 func jobReqList(j *Job) []stepReq {
 	if j.Shared != 0 || len(j.NodeGres) == 0 {
-		reqs := append(positive(j.TresPerNode, false), positive(j.TresPerJob, true)...)
+		reqs := append(positiveOf(perNodeReqs(j), false), positive(j.TresPerJob, true)...)
 		return append(reqs, perTask(j.TresPerTask, jobTasks(j), reqs)...)
 	}
 	var out []stepReq

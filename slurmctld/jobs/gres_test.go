@@ -303,3 +303,56 @@ func TestGresMemPerGPU(t *testing.T) {
 		})
 	}
 }
+
+// TestGresCountsValid: the GRES count combinations a submission is
+// refused for (_test_gres_cnt), and --gpus-per-socket's per-node count.
+func TestGresCountsValid(t *testing.T) {
+	for _, tc := range []struct {
+		name                             string
+		perJob, perNode, perSock, perTsk string
+		tasks                            uint32
+		sockets                          uint16
+		ok                               bool
+		wantIdx                          []int
+	}{
+		{name: "per task with -n", perTsk: "gres:gpu:1", tasks: 2, sockets: NoVal16, ok: true, wantIdx: []int{0, 1}},
+		{name: "per task without -n", perTsk: "gres:gpu:1", tasks: NoVal, sockets: NoVal16},
+		{name: "per task with --gpus", perJob: "gres:gpu:2", perTsk: "gres:gpu:1", tasks: NoVal, sockets: NoVal16, ok: true, wantIdx: []int{0, 1}},
+		{name: "--gpus not a multiple", perJob: "gres:gpu:3", perTsk: "gres:gpu:2", tasks: NoVal, sockets: NoVal16},
+		{name: "--gpus and -n disagree", perJob: "gres:gpu:2", perTsk: "gres:gpu:1", tasks: 1, sockets: NoVal16},
+		{name: "per task above per node", perNode: "gres:gpu:1", perTsk: "gres:gpu:2", tasks: 1, sockets: NoVal16},
+		{name: "per socket without sockets", perSock: "gres:gpu:1", tasks: NoVal, sockets: NoVal16},
+		{name: "per socket", perSock: "gres:gpu:1", tasks: NoVal, sockets: 2, ok: true, wantIdx: []int{0, 1}},
+		{name: "per node not a multiple of per socket", perNode: "gres:gpu:1", perSock: "gres:gpu:2", tasks: NoVal, sockets: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := gresTestCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.NumTasks, d.SocketsPerNode = tc.tasks, tc.sockets
+			for _, f := range []struct {
+				v  string
+				to *msg.NullString
+			}{{tc.perJob, &d.TresPerJob}, {tc.perNode, &d.TresPerNode}, {tc.perSock, &d.TresPerSocket}, {tc.perTsk, &d.TresPerTask}} {
+				if f.v != "" {
+					*f.to = msg.Str(f.v)
+				}
+			}
+			r, _, err := m.Submit(d, alice, cl, t0)
+			if !tc.ok {
+				if code(err) != slurmerr.ESLURM_INVALID_GRES {
+					t.Fatalf("submit: %v, want invalid GRES", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSchedule(t, m, cl, t0+1)
+			want := [][]gres.Alloc{{{Name: "gpu", Count: uint64(len(tc.wantIdx)), Bits: true, Idx: tc.wantIdx}}}
+			if d := cmp.Diff(want, m.Job(r.JobID).NodeGres); d != "" {
+				t.Errorf("NodeGres (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -63,7 +63,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
 	}
 	ji.TresPerJob = ns(j.TresPerJob)
-	ji.TresPerTask = ns(j.TresPerTask)
+	ji.TresPerTask, ji.TresPerSocket = ns(j.TresPerTask), ns(j.TresPerSocket)
 	ji.CPUsPerTres, ji.MemPerTres = ns(j.CPUsPerTres), ns(j.MemPerTres)
 	if j.Batch {
 		ji.BatchFlag = 1 + j.FailRequeues

@@ -168,6 +168,7 @@ type Job struct {
 	TresPerNode     string `json:",omitempty"`
 	TresPerJob      string `json:",omitempty"` // --gpus: GRES over the whole job
 	TresPerTask     string `json:",omitempty"` // --gpus-per-task: GRES a task
+	TresPerSocket   string `json:",omitempty"` // --gpus-per-socket (with --sockets-per-node)
 	CPUsPerTres     string `json:",omitempty"` // --cpus-per-gpu
 	MemPerTres      string `json:",omitempty"` // --mem-per-gpu
 	Bitflags        uint64 `json:",omitempty"`
