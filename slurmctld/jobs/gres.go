@@ -418,6 +418,17 @@ func stepGresReqs(j *Job, req *msg.StepCreateRequest) []stepReq {
 	case containsGres(req.TresPerNode) || containsGres(req.TresPerStep) ||
 		containsGres(req.TresPerSocket) || containsGres(req.TresPerTask):
 		reqs := append(positive(req.TresPerNode.Value, false), positive(req.TresPerStep.Value, true)...)
+		// Per socket: the job's sockets a node (steps name none).
+		sockets := uint64(1)
+		if j.SocketsPerNode != 0 && j.SocketsPerNode != NoVal16 {
+			sockets = uint64(j.SocketsPerNode)
+		}
+		for _, r := range positive(req.TresPerSocket.Value, false) {
+			if !slices.ContainsFunc(reqs, func(h stepReq) bool { return !h.perStep && h.Name == r.Name }) {
+				r.Count *= sockets
+				reqs = append(reqs, r)
+			}
+		}
 		return append(reqs, perTask(req.TresPerTask.Value, stepTasks(req), reqs)...)
 	}
 	reqs := append(positiveOf(perNodeReqs(j), false), positive(j.TresPerJob, true)...)

@@ -356,3 +356,22 @@ func TestGresCountsValid(t *testing.T) {
 		})
 	}
 }
+
+// TestGresPerSocketStep: an srun step asking --gpus-per-socket gets them
+// times its job's --sockets-per-node on each node.
+func TestGresPerSocketStep(t *testing.T) {
+	cl := gresTestCluster()
+	m := newTestManager(nil)
+	d := batchDesc(alice)
+	d.SocketsPerNode, d.TresPerSocket = 1, msg.Str("gres:gpu:2")
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0+1)
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 1, NumTasks: 1, TresPerSocket: msg.Str("gres:gpu:2")}, alice, cl, t0+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sg := g.Body.StepGres; len(sg) != 1 || !sg[0].BitAlloc[0].Equal(jobcred.BitmapOf(2, 0, 1)) {
+		t.Errorf("step_gres_list %+v", sg)
+	}
+}

@@ -469,6 +469,11 @@ func TestSlurmctldGresRequests(t *testing.T) {
 		for _, g := range []string{"gpu:3", "foo:1", "gpu:v100:1", "gpu:tesla:3"} {
 			out = append(out, "sbatch --gres="+g+": "+ctldRun(c, "sbatch", "--gres="+g, "--wrap", "true"))
 		}
+		// Count combinations the controller refuses (_test_gres_cnt).
+		for _, args := range [][]string{{"--gpus-per-task=1"}, {"--gpus-per-socket=1"}, {"--gpus=3", "--gpus-per-task=2"},
+			{"-n1", "--gpus=2", "--gpus-per-task=1"}, {"--gpus-per-node=1", "--gpus-per-task=2", "-n1"}} {
+			out = append(out, "sbatch "+strings.Join(args, " ")+": "+ctldRun(c, append([]string{"sbatch"}, append(args, "--wrap", "true")...)...))
+		}
 		dir := t.TempDir()
 		printer := filepath.Join(dir, "gpuenv.sh")
 		if err := os.WriteFile(printer, []byte(gresEnvPrinter), 0o755); err != nil {
@@ -506,6 +511,13 @@ func TestSlurmctldGresRequests(t *testing.T) {
 		idle()
 		out = append(out, "salloc -N2 --gpus=3: "+ctldRun(c, "salloc", "-N2", "--gpus=3", "sh", "-c",
 			`scontrol show job -d $SLURM_JOB_ID | grep -oE '(JOB_)?GRES=[^ ]*|TresPerJob=[^ ]*'; srun -N1 --gpus=1 `+printer+`; echo; srun -N2 --gpus=4 true; srun -N2 --gpus=1 true; env -u SLURM_GPUS srun -N1 --gres=gpu:1 '`+printer+`'; echo`))
+		idle()
+		// --gpus-per-task: each node gets its tasks' GPUs.
+		out = append(out, "srun -N2 -n2 --gpus-per-task=1: "+sorted(ctldRun(c, "srun", "-N2", "-n2", "--gpus-per-task=1", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		out = append(out, "srun -N2 -n3 --gpus-per-task=1: "+sorted(ctldRun(c, "srun", "-N2", "-n3", "--gpus-per-task=1", "-l", "sh", "-c", printer+"; echo")))
+		idle()
+		out = append(out, "srun --sockets-per-node=1 --gpus-per-socket=2: "+ctldRun(c, "srun", "-N1", "--sockets-per-node=1", "--gpus-per-socket=2", "sh", "-c", printer+"; echo"))
 		idle()
 		// --exclusive: the job has every GPU of its node; a step without
 		// --gres none of them, one with --gres some.
