@@ -10,8 +10,9 @@
 //
 // What is not modelled: Cores= binding (a GRES whose cores are not the
 // job's is picked like any other; real Slurm prefers GRES on the job's
-// sockets first), Links=, shared GRES (mps, shard) and --gpus-per-socket
-// or --gpus-per-task placement.
+// sockets first), Links= and shared GRES (mps, shard). --gpus-per-task
+// and --gpus-per-socket become counts (slurmctld/jobs) before Pick sees
+// them; which sockets' GPUs a job gets is not modelled.
 package gres
 
 import (
