@@ -59,10 +59,10 @@ env | grep -E '^(CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|ZE
 // gresCluster is a one-node cluster (4 CPUs, so the GPUs are what jobs
 // wait for) with gres.conf written: gresConf's %s is the device
 // directory.
-func gresCluster(t *testing.T, nodeGres, gresConf string) *ctldharness.Cluster {
+func gresCluster(t *testing.T, nodeGres, gresConf string, extra ...string) *ctldharness.Cluster {
 	t.Helper()
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 4,
-		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": "Gres=" + nodeGres}})
+		ExtraConf: append([]string{"GresTypes=gpu"}, extra...), NodeConf: map[string]string{"*": "Gres=" + nodeGres}})
 	dev := filepath.Join(c.Dir, "dev")
 	if err := os.MkdirAll(dev, 0o755); err != nil {
 		t.Fatal(err)
@@ -235,13 +235,23 @@ func TestSlurmctldGresSteps(t *testing.T) {
 		{"pertaskcpus", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
 			{"ptc", "-", "-n1 --gpus-per-task=1 --cpus-per-gpu=2"},
 		}},
+		// --mem-per-gpu (memory consumable: names starting "mem"): the
+		// node's memory is that much a GPU; --mem wins.
+		{"mempergpu", "gpu:2", "Name=gpu File=%s/nvidia[0-1]\n", [][]string{
+			{"mpg", "-", "--gres=gpu:1 --mem-per-gpu=100"},
+			{"mset", "-", "--gres=gpu:1 --mem=50"},
+		}},
 		{"typed", "gpu:tesla:1,gpu:k80:1", "Name=gpu Type=tesla File=%[1]s/nvidia0\nName=gpu Type=k80 File=%[1]s/nvidia1\n", [][]string{
 			{"k80", "- --gres=gpu:k80:1", "--gres=gpu:k80:1"},
 			{"any", "-", "--gres=gpu:1"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := gresCluster(t, tc.nodeGres, tc.gresConf)
+			var extra []string
+			if strings.HasPrefix(tc.name, "mem") {
+				extra = []string{"SelectTypeParameters=CR_Core_Memory"}
+			}
+			c := gresCluster(t, tc.nodeGres, tc.gresConf, extra...)
 			collect := func(t *testing.T, c *ctldharness.Cluster) []string {
 				dir := t.TempDir()
 				rel := filepath.Join(dir, "release")
