@@ -545,3 +545,32 @@ func TestHetKillWholeHetJob(t *testing.T) {
 		}
 	}
 }
+
+// scontrol requeue of a het job whose second component is --no-requeue
+// requeues the first as _job_requeue does (each component on its own, the
+// last refusal answered): its nodes are told to kill it and the change is
+// journaled, not left half done.
+func TestHetRequeueComponentRefused(t *testing.T) {
+	m := newTestManager(&MemJournal{})
+	cl := bfCluster()
+	descs := hetDescs(alice, 2)
+	descs[0].Requeue, descs[1].Requeue = 1, 0
+	r, _, err := m.SubmitHet(descs, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustScheduleBF(t, m, cl, t0+1)
+	out, err := m.Requeue(&msg.JobRequeueRequest{JobID: r.JobID}, alice, cl, t0+2)
+	if slurmerr.Code(err) != slurmerr.ESLURM_DISABLED {
+		t.Errorf("requeue: %v, want ESLURM_DISABLED", err)
+	}
+	if len(out.Actions) != 1 || len(m.pending) != 0 {
+		t.Errorf("%d actions, %d records unjournaled; want the leader's kill, none", len(out.Actions), len(m.pending))
+	}
+	if l := m.Job(r.JobID); !l.Pending() || !l.IsCompleting() {
+		t.Errorf("leader state %#x, want PENDING+COMPLETING", l.State)
+	}
+	if c := m.Job(r.JobID + 1); !c.Running() {
+		t.Errorf("--no-requeue component state %#x, want RUNNING", c.State)
+	}
+}

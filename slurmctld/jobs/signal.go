@@ -334,35 +334,53 @@ func (m *Manager) Requeue(req *msg.JobRequeueRequest, c Caller, cl *Cluster, now
 	if err != nil {
 		return Outcome{}, err
 	}
+	// A het job's components are requeued one by one, each refusal kept
+	// (the last one answered) as _job_requeue; other targets stop at the
+	// first refusal. Either way what was already requeued is finished:
+	// journaled, and its nodes told to kill it.
+	het := len(ts) > 1 && ts[0].job.HetJobID != 0
 	var actions []Action
+	var refused error
 	for _, t := range ts {
-		j := t.job
-		if !m.mayAct(c.UID, j) {
-			return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
+		if err := m.requeueOne(t.job, req.Flags, c, cl, now, &actions); err != nil {
+			refused = err
+			if !het {
+				break
+			}
 		}
-		// _job_requeue_op refuses a --no-requeue job before anything else,
-		// slurmd's launch-failure requeue included: that caller then ends
-		// the job instead (launchFailed).
-		if !j.Requeue {
-			return Outcome{}, serr(slurmerr.ESLURM_DISABLED)
-		}
-		if !j.Batch {
-			return Outcome{}, serr(slurmerr.ESLURM_BATCH_ONLY)
-		}
-		if j.Pending() {
-			return Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
-		}
-		wasRunning := j.Running()
-		if wasRunning {
-			j.Completing = append([]string(nil), j.Nodes...)
-			j.State = msg.JobRequeue | msg.JobCompleting
-			actions = append(actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
-				MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
-		}
-		m.requeue(j, req.Flags, now)
 	}
 	out, err := m.finish(actions)
+	if err == nil {
+		err = refused
+	}
 	return out, err
+}
+
+// requeueOne is _job_requeue_op for one record.
+func (m *Manager) requeueOne(j *Job, flags uint32, c Caller, cl *Cluster, now int64, actions *[]Action) error {
+	if !m.mayAct(c.UID, j) {
+		return serr(slurmerr.ESLURM_ACCESS_DENIED)
+	}
+	// _job_requeue_op refuses a --no-requeue job before anything else,
+	// slurmd's launch-failure requeue included: that caller then ends
+	// the job instead (launchFailed).
+	if !j.Requeue {
+		return serr(slurmerr.ESLURM_DISABLED)
+	}
+	if !j.Batch {
+		return serr(slurmerr.ESLURM_BATCH_ONLY)
+	}
+	if j.Pending() {
+		return serr(slurmerr.ESLURM_JOB_PENDING)
+	}
+	if j.Running() {
+		j.Completing = append([]string(nil), j.Nodes...)
+		j.State = msg.JobRequeue | msg.JobCompleting
+		*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...),
+			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
+	}
+	m.requeue(j, flags, now)
+	return nil
 }
 
 // credLifetime is how long a requeued job waits so the credentials of its
