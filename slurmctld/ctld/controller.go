@@ -288,6 +288,9 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 	}
 	n.NextState = o.NextState
 	n.BootReqTime = o.BootReqTime // a reboot under way survives a reconfigure
+	// The devices slurmd registered stay known until it registers
+	// again: jobs still running hold indices into them.
+	n.gresRecs = o.gresRecs
 	n.resuming = resumingAtBuild(n)
 	if n.Reason == "" {
 		n.Reason, n.ReasonTime, n.ReasonUID = o.Reason, o.ReasonTime, o.ReasonUID

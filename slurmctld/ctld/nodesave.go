@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 )
 
 // SavedNode is a node's state as the controller saves it. The default
@@ -54,6 +55,14 @@ type SavedNode struct {
 	// LastResponse is last_response: a node that rebooted while the
 	// controller was down is seen to have done so.
 	LastResponse int64 `json:"last_response,omitempty"`
+
+	// GresRecs are the gres.conf records the node's slurmd last
+	// registered (GresRegistered: it did, maybe with none). Jobs get
+	// GRES device indices from them, so a job started after a restart
+	// and before the node registers again must see the same devices
+	// as the jobs still running there.
+	GresRecs       []gres.Record `json:"gres_recs,omitempty"`
+	GresRegistered bool          `json:"gres_registered,omitempty"`
 }
 
 // restoredFlags are the state flags the default start takes back for a
@@ -78,6 +87,9 @@ func restoreReboot(n *Node, s *SavedNode) {
 		n.NextState = *s.NextState
 	}
 	n.BootReqTime, n.LastResponse = s.BootReqTime, s.LastResponse
+	if s.GresRegistered && n.gresRecs == nil {
+		n.gresRecs = append([]gres.Record{}, s.GresRecs...)
+	}
 	n.resuming = resumingAtBuild(n)
 }
 
@@ -102,6 +114,7 @@ func (c *Controller) savedState() SavedState {
 			State: n.State, Features: n.Features, FeaturesAct: n.FeaturesAct, FeaturesActEmpty: n.actEmpty,
 			Comment: n.Comment, Extra: n.Extra, CPUBind: n.CPUBind, Weight: n.Weight,
 			NextState: savedNextState(n.NextState), BootReqTime: n.BootReqTime, LastResponse: n.LastResponse,
+			GresRecs: n.gresRecs, GresRegistered: n.gresRecs != nil,
 		})
 	}
 	for _, p := range c.parts {

@@ -37,6 +37,10 @@ const (
 // ErrMalformed is a registration GRES blob that does not decode.
 var ErrMalformed = errors.New("gres: malformed registration GRES records")
 
+// MaxBitmap is MAX_GRES_BITMAP: the most devices of one GRES a node can
+// have by index.
+const MaxBitmap = 1024
+
 // Record is one gres.conf record as slurmd reports it at registration
 // (gres_node_config_pack).
 type Record struct {
@@ -163,6 +167,11 @@ func NewLayouts(conf []ConfGres, recs []Record, bits map[string]bool) []Layout {
 		for _, r := range mine {
 			l.Bits = l.Bits || r.HasFile
 			topo = topo || r.Type != "" || r.Cores != ""
+		}
+		if l.Count > MaxBitmap {
+			// gres.c refuses device files past MAX_GRES_BITMAP; a count
+			// that large is tracked as a count, never as a device list.
+			l.Bits = false
 		}
 		if !l.Bits {
 			continue

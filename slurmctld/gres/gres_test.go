@@ -186,3 +186,15 @@ func TestNodeString(t *testing.T) {
 		}
 	}
 }
+
+// A configured count past MAX_GRES_BITMAP is never laid out device by
+// device (a huge slurm.conf count would be allocated on every call).
+func TestLayoutsCapBitmap(t *testing.T) {
+	ls := NewLayouts([]ConfGres{{Name: "gpu", Count: 1 << 40}},
+		[]Record{{Name: "gpu", Count: 1 << 40, HasFile: true}}, nil)
+	for _, l := range ls {
+		if l.Bits || len(l.DevType) != 0 {
+			t.Errorf("layout %s: Bits %v, %d devices; want a count only", l.Name, l.Bits, len(l.DevType))
+		}
+	}
+}
