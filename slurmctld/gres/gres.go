@@ -18,6 +18,7 @@ package gres
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -265,6 +266,7 @@ func ParseTresPerNode(s string) ([]Req, error) {
 
 // parseCount reads a GRES count with an optional k/m/g suffix (x1024).
 func parseCount(s string) (uint64, error) {
+	orig := s
 	mult := uint64(1)
 	if s != "" {
 		switch s[len(s)-1] {
@@ -282,6 +284,9 @@ func parseCount(s string) (uint64, error) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		return 0, err
+	}
+	if n > math.MaxUint64/mult {
+		return 0, fmt.Errorf("gres: count %q out of range", orig)
 	}
 	return n * mult, nil
 }

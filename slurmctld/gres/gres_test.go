@@ -198,3 +198,16 @@ func TestLayoutsCapBitmap(t *testing.T) {
 		}
 	}
 }
+
+// A count that does not fit in 64 bits once its suffix is applied is
+// refused, not wrapped (gpu:18014398509481985k became 1024).
+func TestParseCountOverflow(t *testing.T) {
+	for _, s := range []string{"18014398509481985k", "18446744073709551615g", "99999999999999999999"} {
+		if n, err := parseCount(s); err == nil {
+			t.Errorf("parseCount(%q) = %d, want an error", s, n)
+		}
+	}
+	if n, err := parseCount("2k"); err != nil || n != 2048 {
+		t.Errorf("parseCount(2k) = %d, %v", n, err)
+	}
+}
