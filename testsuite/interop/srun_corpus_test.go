@@ -59,15 +59,27 @@ func crCompare(t *testing.T, c *realslurm.Cluster, ours, work string, cases []sr
 	t.Helper()
 	realDir := t.TempDir() // empty: srun and salloc come from /usr/bin
 	failed := 0
-	for _, cs := range cases {
+	pair := func(cs srCase) (rr, or srResult) {
 		crSettle(t, c)
-		rr := crMask(crRun(t, c, realDir, work, cs))
+		rr = crMask(crRun(t, c, realDir, work, cs))
 		if crSettle(t, c) != "" {
 			rr.stderr += "\nLEFT A JOB BEHIND"
 		}
-		or := crMask(crRun(t, c, ours, work, cs))
+		or = crMask(crRun(t, c, ours, work, cs))
 		if crSettle(t, c) != "" {
 			or.stderr += "\nLEFT A JOB BEHIND"
+		}
+		return rr, or
+	}
+	for _, cs := range cases {
+		rr, or := pair(cs)
+		if rr != or {
+			// Cases that kill tasks race with the machine's load (a
+			// loaded CI run once saw real's proctrack/linuxproc miss a
+			// task's shell, which then printed "late"): a difference
+			// counts when it comes back.
+			t.Logf("%s differs, run again: real exit %d, ours exit %d", cs.name, rr.code, or.code)
+			rr, or = pair(cs)
 		}
 		if rr != or {
 			failed++
