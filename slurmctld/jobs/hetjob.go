@@ -247,15 +247,7 @@ func (m *Manager) hetCancel(j *Job, now int64) {
 // SubmitHet handles REQUEST_SUBMIT_BATCH_HET_JOB: the reply names the
 // leader. The components start at a later backfill pass.
 func (m *Manager) SubmitHet(descs []msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.SubmitResponse, Outcome, error) {
-	made, err := m.createHet(descs, c, cl, kindBatch, now)
-	if err != nil {
-		out, ferr := m.finish(nil)
-		if ferr != nil {
-			return nil, out, ferr
-		}
-		return nil, out, err
-	}
-	out, err := m.finish(nil)
+	made, out, err := m.createHetJournaled(descs, c, cl, kindBatch, now)
 	if err != nil {
 		return nil, out, err
 	}
@@ -267,15 +259,7 @@ func (m *Manager) SubmitHet(descs []msg.JobDesc, c Caller, cl *Cluster, now int6
 // yet: the grant is pushed to the leader's alloc_resp_port when backfill
 // starts them all, as RESPONSE_HET_JOB_ALLOCATION).
 func (m *Manager) AllocateHet(descs []msg.JobDesc, c Caller, cl *Cluster, now int64) (*msg.HetAllocation, Outcome, error) {
-	made, err := m.createHet(descs, c, cl, kindAlloc, now)
-	if err != nil {
-		out, ferr := m.finish(nil)
-		if ferr != nil {
-			return nil, out, ferr
-		}
-		return nil, out, err
-	}
-	out, err := m.finish(nil)
+	made, out, err := m.createHetJournaled(descs, c, cl, kindAlloc, now)
 	if err != nil {
 		return nil, out, err
 	}
@@ -284,6 +268,21 @@ func (m *Manager) AllocateHet(descs []msg.JobDesc, c Caller, cl *Cluster, now in
 		resp.Jobs = append(resp.Jobs, *m.allocation(j))
 	}
 	return resp, out, nil
+}
+
+// createHetJournaled is createHet with its records journaled, refused or
+// not (a refusal may leave records behind: the leader cancelled, a
+// component FAILED); a journal failure outranks the refusal.
+func (m *Manager) createHetJournaled(descs []msg.JobDesc, c Caller, cl *Cluster, k kind, now int64) ([]*Job, Outcome, error) {
+	made, err := m.createHet(descs, c, cl, k, now)
+	out, ferr := m.finish(nil)
+	if ferr != nil {
+		return nil, out, ferr
+	}
+	if err != nil {
+		return nil, out, err
+	}
+	return made, out, nil
 }
 
 // hetFilterStarts returns plan's starts less those of het components
