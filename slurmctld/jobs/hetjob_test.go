@@ -308,18 +308,18 @@ func TestHetStepIDs(t *testing.T) {
 		return &msg.StepCreateRequest{StepID: msg.StepID{StepID: id, StepHetComp: NoVal}}
 	}
 	// A component's own step takes the leader's next id.
-	if id, err := m.newStepID(c, req(NoVal), t0); err != nil || id != 3 || l.NextStepID != 4 || c.NextStepID != 3 {
-		t.Fatalf("component step %d %v; next ids %d %d", id, err, l.NextStepID, c.NextStepID)
+	if id := m.newStepID(c, req(NoVal), t0); id != 3 || l.NextStepID != 4 || c.NextStepID != 3 {
+		t.Fatalf("component step %d; next ids %d %d", id, l.NextStepID, c.NextStepID)
 	}
 	// srun --het-group asks for the id the first component got.
-	if id, err := m.newStepID(l, req(4), t0); err != nil || id != 4 || l.NextStepID != 5 {
-		t.Fatalf("asked-for step %d %v; next %d", id, err, l.NextStepID)
+	if id := m.newStepID(l, req(4), t0); id != 4 || l.NextStepID != 5 {
+		t.Fatalf("asked-for step %d; next %d", id, l.NextStepID)
 	}
 	l.Steps = append(l.Steps, &Step{ID: 4})
-	if _, err := m.newStepID(l, req(4), t0); code(err) != slurmerr.ESLURM_DUPLICATE_STEP_ID {
+	if err := duplicateStep(l, req(4)); code(err) != slurmerr.ESLURM_DUPLICATE_STEP_ID {
 		t.Errorf("duplicate step id: %v", err)
 	}
-	if id, _ := m.newStepID(l, req(NoVal), t0); id != 5 {
+	if id := m.newStepID(l, req(NoVal), t0); id != 5 {
 		t.Errorf("leader's own step %d, want 5", id)
 	}
 }

@@ -273,7 +273,12 @@ type Payload struct {
 
 // Step is one job step created by srun (REQUEST_JOB_STEP_CREATE).
 type Step struct {
-	ID        uint32
+	ID uint32
+	// HetStep marks one component of a het step (srun with ":" in a
+	// plain allocation): HetComp is its step_het_comp, so the step is
+	// ID+HetComp (hetstep.go). Other steps have no component (NO_VAL).
+	HetStep   bool   `json:",omitempty"`
+	HetComp   uint32 `json:",omitempty"`
 	Name      string
 	Nodes     []string
 	NodeIdx   []int

@@ -259,10 +259,10 @@ func TestAllocateAndSteps(t *testing.T) {
 		!resp.Cred.IsSigned() || resp.Cred.Body.StepHostlist.S != "n[1-2]" || resp.Cred.Body.StepID.StepID != 0 {
 		t.Fatalf("%+v", resp)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID}, MinNodes: 1}, bob, cl, t0); code(err) != slurmerr.ESLURM_ACCESS_DENIED {
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 1}, bob, cl, t0); code(err) != slurmerr.ESLURM_ACCESS_DENIED {
 		t.Fatalf("bob step: %v", err)
 	}
-	if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: a.JobID, StepID: 0}, RangeFirst: 0, RangeLast: 1}, alice, t0+2); err != nil || len(m.Job(a.JobID).Steps) != 0 {
+	if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: a.JobID, StepID: 0, StepHetComp: NoVal}, RangeFirst: 0, RangeLast: 1}, alice, t0+2); err != nil || len(m.Job(a.JobID).Steps) != 0 {
 		t.Fatalf("step complete: %v", err)
 	}
 	// salloc exits: the pending one is granted by the next pass, as a push.
@@ -390,7 +390,7 @@ func TestStepInfoAndAllocInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID}, MinNodes: 2, NumTasks: 2,
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 2, NumTasks: 2,
 		Name: msg.Str("hostname"), Host: msg.Str("login")}, alice, cl, t0); err != nil {
 		t.Fatal(err)
 	}

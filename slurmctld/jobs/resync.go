@@ -41,10 +41,6 @@ func NewActivity(since int64) *Activity {
 	return &Activity{since: since, jobs: map[uint32]int64{}, steps: map[msg.StepID]int64{}}
 }
 
-func stepKey(jobID, stepID uint32) msg.StepID {
-	return msg.StepID{JobID: jobID, StepID: stepID, StepHetComp: NoVal}
-}
-
 // job is the job's time_last_active: set when it starts, when the table is
 // loaded and when its first node reports it.
 func (a *Activity) job(j *Job) int64 {
@@ -52,7 +48,7 @@ func (a *Activity) job(j *Job) int64 {
 }
 
 func (a *Activity) step(jobID uint32, s *Step) int64 {
-	return max(a.since, s.StartTime, a.steps[stepKey(jobID, s.ID)])
+	return max(a.since, s.StartTime, a.steps[s.sid(jobID)])
 }
 
 // prune forgets what belongs to jobs that no longer run.
@@ -68,7 +64,7 @@ func (a *Activity) prune(m *Manager) {
 			delete(a.steps, k)
 			continue
 		}
-		if _, st := j.step(k.StepID); st == nil {
+		if _, st := j.stepOf(k); st == nil {
 			delete(a.steps, k)
 		}
 	}
@@ -136,8 +132,10 @@ func (m *Manager) ValidateJobsOnNode(r NodeReport, act *Activity, rc ResyncConfi
 			if j.Batch && j.Nodes[0] == r.Node {
 				act.jobs[j.ID] = now
 			}
-			if _, st := j.step(sid.StepID); st != nil {
-				act.steps[stepKey(j.ID, st.ID)] = now
+			if sid.StepID != NoVal {
+				if _, st := j.stepOf(sid); st != nil {
+					act.steps[st.sid(j.ID)] = now
+				}
 			}
 			logf(levelDebug3, "Registered %s %s on node %s", jobIDString(j), stepIDString(sid), r.Node)
 		case j.IsCompleting():
@@ -250,7 +248,7 @@ func (m *Manager) stepsMissing(j *Job, r NodeReport, act *Activity, nodeBoot, no
 		if st.ID == msg.StepIDExtern || st.ID == msg.StepIDBatch || indexOf(st.Nodes, r.Node) < 0 {
 			continue
 		}
-		k := stepKey(j.ID, st.ID)
+		k := st.sid(j.ID)
 		switch {
 		case act.step(j.ID, st) >= now:
 			// Found by this registration: back the timer up so that it

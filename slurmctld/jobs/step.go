@@ -41,6 +41,9 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if !m.mayAct(c.UID, j) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 	}
+	if err := duplicateStep(j, req); err != nil {
+		return nil, Outcome{}, err
+	}
 	switch {
 	case j.Pending():
 		return nil, Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
@@ -85,12 +88,12 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if tasks < uint32(len(ranks)) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
 	}
-	id, err := m.newStepID(j, req, now)
-	if err != nil {
-		return nil, Outcome{}, err
-	}
+	id := m.newStepID(j, req, now)
 	st := &Step{ID: id, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
 		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist, Gres: stepGres}
+	if req.StepID.StepHetComp != NoVal {
+		st.HetStep, st.HetComp = true, req.StepID.StepHetComp
+	}
 	if stepLimited(req.TimeLimit) && m.cfg.EnforcePartLimits != EnforceNo {
 		// step_create checks this after the step got its id: the id is
 		// used up.
@@ -148,7 +151,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	}
 
 	body := m.credBody(j, cl, now)
-	body.StepID = jobcred.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}
+	body.StepID = jobcred.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: st.hetComp()}
 	body.StepHostlist = cns(layout.NodeList.Value)
 	body.StepCoreBitmap = m.stepCoreBitmap(j, cl, st.Alloc)
 	body.JobMem = memGroups(j.NodeMem)
@@ -287,7 +290,7 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	if !m.mayAct(c.UID, j) {
 		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 	}
-	i, st := j.step(req.StepID.StepID)
+	i, st := j.stepOf(req.StepID)
 	if st == nil {
 		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
@@ -322,7 +325,7 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 // complete (srun_step_complete), so srun does not wait on tasks that the
 // node will no longer report. Slurm records the killer's uid on the step
 // for accounting only; goslurm keeps no accounting records of steps.
-func (m *Manager) signalStep(j *Job, stepID uint32, sig uint16) ([]Action, error) {
+func (m *Manager) signalStep(j *Job, key msg.StepID, sig uint16) ([]Action, error) {
 	if j.Finished() {
 		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
 	}
@@ -330,18 +333,28 @@ func (m *Manager) signalStep(j *Job, stepID uint32, sig uint16) ([]Action, error
 		// Pending and suspended jobs alike: their steps cannot be signalled.
 		return nil, serr(slurmerr.ESLURM_TRANSITION_STATE_NO_UPDATE)
 	}
-	_, st := j.step(stepID)
-	if st == nil {
+	key.JobID = j.ID
+	var out []Action
+	found := false
+	for _, st := range j.Steps {
+		if !st.matches(key) {
+			continue
+		}
+		found = true
+		id := st.sid(j.ID)
+		if sig == sigKill && st.Host != "" && st.Port != 0 {
+			out = append(out, SrunMessage{JobID: j.ID, Host: st.Host, Port: st.Port, UID: j.UserID,
+				ProtocolVersion: protoOr(j.ProtocolVersion), MsgType: msgtype.SRUN_JOB_COMPLETE,
+				Msg: &msg.SrunJobCompleteMsg{StepID: id}})
+		}
+		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...), MsgType: msgtype.REQUEST_SIGNAL_TASKS,
+			Msg: &msg.SignalTasks{StepID: id, Signal: sig}})
+		if !st.HetStep {
+			break // job_step_signal stops at the first step that is no het step component
+		}
+	}
+	if !found {
 		return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
-	id := msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}
-	var out []Action
-	if sig == sigKill && st.Host != "" && st.Port != 0 {
-		out = append(out, SrunMessage{JobID: j.ID, Host: st.Host, Port: st.Port, UID: j.UserID,
-			ProtocolVersion: protoOr(j.ProtocolVersion), MsgType: msgtype.SRUN_JOB_COMPLETE,
-			Msg: &msg.SrunJobCompleteMsg{StepID: id}})
-	}
-	out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...), MsgType: msgtype.REQUEST_SIGNAL_TASKS,
-		Msg: &msg.SignalTasks{StepID: id, Signal: sig}})
 	return out, nil
 }

@@ -85,7 +85,7 @@ func TestCRCPUJobAndSteps(t *testing.T) {
 			}
 			// Once it ended (a step holding the job's CPUs makes any other
 			// wait, ESLURM_NODES_BUSY, as _pick_step_nodes counts them).
-			if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: g.Resp.JobStepID},
+			if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: g.Resp.JobStepID, StepHetComp: NoVal},
 				RangeFirst: 0, RangeLast: 1}, alice, 103); err != nil {
 				t.Fatal(err)
 			}

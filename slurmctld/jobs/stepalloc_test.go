@@ -178,7 +178,7 @@ func TestStepAllocFreedAndWaitersWoken(t *testing.T) {
 			t.Fatalf("got %v, want ESLURM_NODES_BUSY", err)
 		}
 	}
-	out, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 0}, RangeFirst: 0, RangeLast: 1}, alloc, 104)
+	out, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 0, StepHetComp: NoVal}, RangeFirst: 0, RangeLast: 1}, alloc, 104)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestStepAllocFreedAndWaitersWoken(t *testing.T) {
 		t.Fatalf("after the step ended: %v", err)
 	}
 	// The step just created ends: nobody is waiting any more.
-	out, err = m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 1}, RangeFirst: 0, RangeLast: 0}, alloc, 106)
+	out, err = m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 1, StepHetComp: NoVal}, RangeFirst: 0, RangeLast: 0}, alloc, 106)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,14 @@ func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64)
 				Nodes: []string{j.BatchHost}, NodeIdx: j.NodeIdx[:1], Tasks: 1, StartTime: j.StartTime,
 				TimeLimit: NoVal}, cl, nodeCount, now))
 		}
-		for _, st := range j.Steps {
-			if id.StepID == NoVal || id.StepID == st.ID {
+		if id.StepID == NoVal {
+			for _, st := range j.Steps {
 				out.Steps = append(out.Steps, m.stepRecord(j, st, cl, nodeCount, now))
 			}
+		} else if _, st := j.stepOf(id); st != nil {
+			// One step, as find_step_record: N.S without a component is
+			// a het step's first component.
+			out.Steps = append(out.Steps, m.stepRecord(j, st, cl, nodeCount, now))
 		}
 	}
 	if len(m.jobs) > 0 && !valid && len(out.Steps) == 0 {
@@ -43,12 +47,17 @@ func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64)
 
 func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now int64) msg.StepInfo {
 	limit := st.TimeLimit
-	if limit == NoVal || limit == 0 {
+	switch {
+	case st.ID == msg.StepIDBatch && (limit == NoVal || limit == 0):
 		limit = m.timeLimit(j, cl)
+	case limit == NoVal || limit == 0:
+		// step_create records a step without a limit of its own as
+		// INFINITE, and that is what it packs.
+		limit = Infinite
 	}
 	si := msg.StepInfo{
 		ArrayJobID: j.ArrayJobID, ArrayTaskID: j.ArrayTaskID,
-		StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, UserID: j.UserID,
+		StepID: st.sid(j.ID), UserID: j.UserID,
 		NumCPUs: st.CPUs, CPUFreqMin: NoVal, CPUFreqMax: NoVal, CPUFreqGov: NoVal, NumTasks: st.Tasks,
 		TaskDist: st.TaskDist, TimeLimit: limit, State: msg.JobRunning, SrunPID: st.SrunPID,
 		StartTime: st.StartTime, RunTime: now - st.StartTime, Cluster: ns(m.cfg.ClusterName),
@@ -74,8 +83,11 @@ func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now i
 		return si
 	}
 	tres := "cpu=" + itoa32(st.CPUs)
-	if mem := st.allocMem(); mem != 0 { // step_set_alloc_tres
+	// step_set_alloc_tres always names the memory, 0 included.
+	if mem := st.allocMem(); mem != 0 {
 		tres += ",mem=" + memStr(mem)
+	} else {
+		tres += ",mem=0"
 	}
 	si.TresAllocStr = ns(tres + ",node=" + itoa32(uint32(len(st.Nodes))))
 	return si

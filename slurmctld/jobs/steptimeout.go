@@ -38,7 +38,7 @@ func (m *Manager) stepTimeLimits(j *Job, now int64) []Action {
 			continue
 		}
 		m.logf(slog.LevelInfo, "check_job_step_time_limit: %s has timed out (%d)",
-			stepIDString(msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}), st.TimeLimit)
+			stepIDString(st.sid(j.ID)), st.TimeLimit)
 		st.TimedOut = true
 		m.touch(j, now)
 		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), st.Nodes...),
@@ -59,7 +59,7 @@ func stepLimited(limit uint32) bool {
 // credential (the job goes on, so nothing is revoked).
 func (m *Manager) killStepMsg(j *Job, st *Step, now int64) *msg.KillJob {
 	return &msg.KillJob{
-		StepID:   msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal},
+		StepID:   st.sid(j.ID),
 		JobState: j.State, JobUID: j.UserID, JobGID: j.GroupID, Nodes: ns(j.nodeList()),
 		Details: ns(j.StateDesc), SelectJobinfo: m.cfg.Select, StartTime: j.StartTime, Time: now,
 	}

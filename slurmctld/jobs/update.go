@@ -540,10 +540,9 @@ func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]
 			st.Done[r] = true
 			st.ExitRC = max(st.ExitRC, uint32(sigKill))
 			*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: []string{node}, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
-				Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: st.ID, StepHetComp: NoVal}, Signal: sigKill}})
+				Msg: &msg.SignalTasks{StepID: st.sid(j.ID), Signal: sigKill}})
 			if allDone(st.Done) {
-				i, _ := j.step(st.ID)
-				j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)
+				j.removeStep(st)
 			}
 		}
 	}
