@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -140,16 +141,26 @@ func TestHetStepSignalAndComplete(t *testing.T) {
 	}
 }
 
-// The components survive a restart (journal replay) as components.
+// The components survive a restart (journal replay, and a snapshot) as
+// components.
 func TestHetStepReplay(t *testing.T) {
 	m, cl, jr, id := hetStepJob(t)
-	r := replay(t, jr.Records)
-	if a, b := tableJSON(t, m), tableJSON(t, r); a != b {
-		t.Fatalf("replayed table differs:\n%s\n%s", a, b)
+	var buf bytes.Buffer
+	if err := m.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	snap := newTestManager(nil)
+	if err := snap.LoadSnapshot(1, &buf); err != nil {
+		t.Fatal(err)
 	}
 	want := []string{sid(id, "0+0") + "@n1", sid(id, "0+1") + "@n2"}
-	if got := stepNames(r, cl, msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal}); !slices.Equal(got, want) {
-		t.Fatalf("after replay: %v, want %v", got, want)
+	for name, r := range map[string]*Manager{"journal": replay(t, jr.Records), "snapshot": snap} {
+		if a, b := tableJSON(t, m), tableJSON(t, r); a != b {
+			t.Fatalf("%s: table differs:\n%s\n%s", name, a, b)
+		}
+		if got := stepNames(r, cl, msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal}); !slices.Equal(got, want) {
+			t.Fatalf("%s: %v, want %v", name, got, want)
+		}
 	}
 }
 
