@@ -20,6 +20,7 @@ const (
 	StepIDExtern      uint32 = 0xfffffffc // SLURM_EXTERN_CONT
 	StepIDPending     uint32 = 0xfffffffd // SLURM_PENDING_STEP
 	StepIDInteractive uint32 = 0xfffffffa // SLURM_INTERACTIVE_STEP
+	StepIDMaxNormal   uint32 = 0xfffffff0 // SLURM_MAX_NORMAL_STEP_ID: ids from here on are special
 )
 
 // StepID is a slurm_step_id_t as pack_step_id packs it in 22.05: u32 job_id,

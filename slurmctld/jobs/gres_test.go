@@ -72,7 +72,7 @@ func TestGresIndicesByJob(t *testing.T) {
 	}
 
 	// A step takes a subset; a second step waits for the busy GPU.
-	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:1")}, alice, cl, t0+2)
 	if err != nil {
 		t.Fatal(err)
@@ -80,11 +80,11 @@ func TestGresIndicesByJob(t *testing.T) {
 	if sg := g.Body.StepGres; len(sg) != 1 || sg[0].CntNodeAlloc[0] != 1 || !sg[0].BitAlloc[0].Equal(jobcred.BitmapOf(2, 0)) {
 		t.Errorf("step_gres_list %+v", sg)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, NumTasks: 1}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_NODES_BUSY {
 		t.Errorf("second step: %v, want busy", err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, NumTasks: 1, TresPerNode: msg.Str("gres:gpu:2")}, alice, cl, t0+2); code(err) != slurmerr.ESLURM_INVALID_GRES {
 		t.Errorf("step beyond the job: %v, want invalid GRES", err)
 	}
@@ -166,7 +166,7 @@ func TestGresPerJob(t *testing.T) {
 	if got := gresTotal(m.Job(id)); got != "gpu:3" {
 		t.Errorf("JOB_GRES %q", got)
 	}
-	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 2, NumTasks: 2}, alice, cl, t0+2)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestGresPerTask(t *testing.T) {
 			if got := m.Info(m.Job(id), cl, 1, 0, t0+1).TresPerTask; got.Value != tc.perTask {
 				t.Errorf("TresPerTask %q", got.Value)
 			}
-			req := &msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+			req := &msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 				MinNodes: 1, NumTasks: tc.stepN}
 			if tc.stepTres != "" {
 				req.TresPerTask = msg.Str(tc.stepTres)
@@ -366,7 +366,7 @@ func TestGresPerSocketStep(t *testing.T) {
 	d.SocketsPerNode, d.TresPerSocket = 1, msg.Str("gres:gpu:2")
 	id := mustSubmit(t, m, cl, d, alice, t0)
 	mustSchedule(t, m, cl, t0+1)
-	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, NumTasks: 1, TresPerSocket: msg.Str("gres:gpu:2")}, alice, cl, t0+2)
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,11 @@ func duplicateStep(j *Job, req *msg.StepCreateRequest) error {
 	if id == NoVal {
 		return nil
 	}
+	// The batch step has no record in j.Steps; real's is a step (no het
+	// component) from the launch on.
+	if id == msg.StepIDBatch && j.Batch && j.BatchHost != "" {
+		return serr(slurmerr.ESLURM_DUPLICATE_STEP_ID)
+	}
 	for _, st := range j.Steps {
 		if st.ID == id && (st.hetComp() == comp || st.hetComp() == NoVal) {
 			return serr(slurmerr.ESLURM_DUPLICATE_STEP_ID)

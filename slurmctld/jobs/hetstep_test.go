@@ -27,7 +27,7 @@ func hetStepJob(t *testing.T) (*Manager, *Cluster, *MemJournal, uint32) {
 	nodes := m.Job(a.JobID).Nodes
 	step := NoVal
 	for k, node := range nodes {
-		g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: step, StepHetComp: uint32(k)},
+		g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: step, StepHetComp: uint32(k)},
 			MinNodes: 1, MaxNodes: 1, NumTasks: 1, NodeList: msg.Str(node), Host: msg.Str("login"), Port: 7000,
 			StepHetCompCnt: 1, CPUCount: NoVal}, alice, cl, t0+1)
 		if err != nil {
@@ -79,13 +79,13 @@ func TestHetStepRecords(t *testing.T) {
 		}
 	}
 	for _, req := range []msg.StepID{{JobID: id, StepID: 0, StepHetComp: 1}, {JobID: id, StepID: 0, StepHetComp: 0}} {
-		_, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: req, MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUCount: NoVal, Flags: ssfOverlapForce},
+		_, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: req, MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUCount: NoVal, Flags: ssfOverlapForce},
 			alice, cl, t0+2)
 		if code(err) != slurmerr.ESLURM_DUPLICATE_STEP_ID {
 			t.Errorf("step %+v again: %v", req, err)
 		}
 	}
-	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, MaxNodes: 1, NumTasks: 1, CPUCount: NoVal, Flags: ssfOverlapForce}, alice, cl, t0+2)
 	if err != nil || g.Resp.JobStepID != 1 || g.Body.StepID.StepHetComp != NoVal {
 		t.Fatalf("next step: %v %+v", err, g)

@@ -242,7 +242,7 @@ func TestAllocateAndSteps(t *testing.T) {
 		t.Fatalf("immediate: %v", err)
 	}
 
-	g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 2, NumTasks: 3, Host: msg.Str("login"), Port: 7000}, alice, cl, t0+1)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestAllocateAndSteps(t *testing.T) {
 		!resp.Cred.IsSigned() || resp.Cred.Body.StepHostlist.S != "n[1-2]" || resp.Cred.Body.StepID.StepID != 0 {
 		t.Fatalf("%+v", resp)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 1}, bob, cl, t0); code(err) != slurmerr.ESLURM_ACCESS_DENIED {
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: bob.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 1}, bob, cl, t0); code(err) != slurmerr.ESLURM_ACCESS_DENIED {
 		t.Fatalf("bob step: %v", err)
 	}
 	if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: a.JobID, StepID: 0, StepHetComp: NoVal}, RangeFirst: 0, RangeLast: 1}, alice, t0+2); err != nil || len(m.Job(a.JobID).Steps) != 0 {
@@ -390,7 +390,7 @@ func TestStepInfoAndAllocInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 2, NumTasks: 2,
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal}, MinNodes: 2, NumTasks: 2,
 		Name: msg.Str("hostname"), Host: msg.Str("login")}, alice, cl, t0); err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,9 @@ type Config struct {
 	// REQUEST_LAUNCH_PROLOG), Contain (Alloc and an extern step), NoHold.
 	Prolog       PrologFlags
 	MaxArraySize uint32
+	// MaxStepCount is slurm.conf's: a job whose next step id reached it
+	// gets no more steps.
+	MaxStepCount uint32
 	MaxJobCount  uint32
 	ClusterName  string
 	Select       msg.SelectPlugin
@@ -71,7 +74,7 @@ type User struct {
 // DefaultConfig returns slurm.conf's defaults.
 func DefaultConfig() Config {
 	return Config{FirstJobID: 1, MaxJobID: 67043328, KillWait: 30, MsgTimeout: 10, MinJobAge: 300,
-		MaxArraySize: 1001, MaxJobCount: 10000, Select: msg.SelectConsTres}
+		MaxArraySize: 1001, MaxStepCount: 40000, MaxJobCount: 10000, Select: msg.SelectConsTres}
 }
 
 // ConfigFromConf reads the manager's settings from a parsed slurm.conf;
@@ -110,6 +113,7 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	sp := strings.ToLower(c.SchedulerParameters.String())
 	cfg.WholeHetJob = strings.Contains(sp, "whole_hetjob") || strings.Contains(sp, "whole_pack")
 	cfg.MaxArraySize = c.MaxArraySize
+	cfg.MaxStepCount = c.MaxStepCount
 	cfg.MaxJobCount = c.MaxJobCount
 	cfg.ClusterName = c.ClusterName
 	cfg.Hooks = hookConfigFromConf(c)

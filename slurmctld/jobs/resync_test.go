@@ -262,7 +262,7 @@ func TestResyncMissingStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 2, NumTasks: 2, Host: msg.Str("login"), Port: 7000}, alice, cl, t0+1); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestResyncStepWithoutSrun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, MaxNodes: 1, NumTasks: 1}, alice, cl, t0+1); err != nil {
 		t.Fatal(err)
 	}

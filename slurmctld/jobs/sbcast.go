@@ -51,12 +51,7 @@ func (m *Manager) SbcastCred(req *msg.SelectedStep, c Caller, now int64) (*Sbcas
 			return nil, err
 		}
 	} else if req.StepID.StepID != NoVal {
-		var st *Step
-		for _, s := range j.Steps {
-			if s.ID == req.StepID.StepID {
-				st = s
-			}
-		}
+		_, st := j.stepOf(req.StepID)
 		if st == nil {
 			return nil, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 		}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
@@ -34,17 +35,26 @@ func (g *StepGrant) Sign(ctx context.Context, s jobcred.Signer, now time.Time) (
 // min_nodes nodes of the job (or the nodes asked for), tasks laid out
 // in blocks.
 func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, now int64) (*StepGrant, Outcome, error) {
+	// _slurm_rpc_job_step_create: only root may ask for a step as
+	// another user, and step_create only as the job's owner (so not
+	// even root in its own name, nor SlurmUser, in a user's job).
+	if c.UID != 0 && c.UID != req.UserID {
+		m.logf(slog.LevelError, "Security violation, JOB_STEP_CREATE RPC from uid=%d to run as uid %d", c.UID, req.UserID)
+		return nil, Outcome{}, serr(slurmerr.ESLURM_USER_ID_MISSING)
+	}
 	j := m.jobs[req.StepID.JobID]
 	if j == nil {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
-	if !m.mayAct(c.UID, j) {
+	if req.UserID != j.UserID {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 	}
 	if err := duplicateStep(j, req); err != nil {
 		return nil, Outcome{}, err
 	}
 	switch {
+	case j.Base() == msg.JobSuspended:
+		return nil, Outcome{}, serr(slurmerr.ESLURM_DISABLED) // srun waits for the resume
 	case j.Pending():
 		return nil, Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
 	case j.Finished() || j.IsCompleting():
@@ -54,6 +64,9 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	}
 	if req.NumTasks == 0 {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
+	}
+	if j.NextStepID >= m.cfg.MaxStepCount {
+		return nil, Outcome{}, serr(slurmerr.ESLURM_STEP_LIMIT)
 	}
 	stepReqs := stepGresReqs(j, req)
 	if err := stepGresValid(j, stepReqs, req.MinNodes); err != nil {
@@ -87,6 +100,11 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	}
 	if tasks < uint32(len(ranks)) {
 		return nil, Outcome{}, serr(slurmerr.ESLURM_BAD_TASK_COUNT)
+	}
+	if j.NextStepID >= msg.StepIDMaxNormal {
+		// _create_step_record keeps the ids above for special steps.
+		m.logf(slog.LevelInfo, "JobId=%d has reached step id limit", j.ID)
+		return nil, Outcome{}, serr(slurmerr.ESLURMD_TOOMANYSTEPS)
 	}
 	id := m.newStepID(j, req, now)
 	st := &Step{ID: id, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,

@@ -67,7 +67,7 @@ func TestCRCPUJobAndSteps(t *testing.T) {
 				t.Errorf("credential CPUs %v cores %d of %d", credCPUs, body.JobCoreBitmap.Count(), body.JobCoreBitmap.Len())
 			}
 			step := func(tasks, cpus uint32) (*StepGrant, error) {
-				g, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+				g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 					MinNodes: 2, MaxNodes: 2, Relative: NoVal16, NumTasks: tasks, CPUCount: cpus, TaskDist: distUnknown, Host: msg.Str("login"), Port: 7000},
 					alice, cl, 102)
 				return g, err

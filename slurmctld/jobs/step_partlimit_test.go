@@ -33,7 +33,7 @@ func TestStepTimeAbovePartition(t *testing.T) {
 		d.TimeLimit = 5
 		id := mustSubmit(t, m, cl, d, alice, t0)
 		mustSchedule(t, m, cl, t0)
-		_, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+		_, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 			MinNodes: 1, MaxNodes: 1, NumTasks: 1, TimeLimit: tc.limit}, alice, cl, t0+1)
 		if code(err) != tc.code {
 			t.Errorf("%v limit %d: code %d, want %d", tc.enforce, tc.limit, code(err), tc.code)

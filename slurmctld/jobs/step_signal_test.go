@@ -34,7 +34,7 @@ func TestKillStepSigkill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
+			if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
 				MinNodes: 2, NumTasks: 2, Host: msg.Str("login"), Port: tc.srunPort}, alice, cl, t0+1); err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ func TestUpdateStep(t *testing.T) {
 	id := mustSubmit(t, m, cl, batchDesc(owner), owner, t0)
 	mustSchedule(t, m, cl, t0)
 	for range 2 {
-		if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+		if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: owner.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 			MinNodes: 1, MaxNodes: 1, NumTasks: 1, TimeLimit: NoVal}, owner, cl, t0+1); err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ type sreq struct {
 }
 
 func (r sreq) msg(id uint32) *msg.StepCreateRequest {
-	q := &msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	q := &msg.StepCreateRequest{UserID: alloc.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: r.nodes, MaxNodes: r.nodes, Relative: NoVal16, NumTasks: r.tasks, CPUCount: r.cpus, Flags: r.flags, TaskDist: distUnknown,
 		Host: msg.Str("login"), Port: 7000, SrunPID: 4242, PnMinMemory: NoVal64, ThreadsPerCore: NoVal16}
 	if r.mem != 0 {

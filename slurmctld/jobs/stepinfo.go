@@ -47,12 +47,9 @@ func (m *Manager) StepInfo(id msg.StepID, cl *Cluster, nodeCount int, now int64)
 
 func (m *Manager) stepRecord(j *Job, st *Step, cl *Cluster, nodeCount int, now int64) msg.StepInfo {
 	limit := st.TimeLimit
-	switch {
-	case st.ID == msg.StepIDBatch && (limit == NoVal || limit == 0):
-		limit = m.timeLimit(j, cl)
-	case limit == NoVal || limit == 0:
-		// step_create records a step without a limit of its own as
-		// INFINITE, and that is what it packs.
+	if limit == NoVal || limit == 0 {
+		// step_create (and build_batch_step) record a step without a
+		// limit of its own as INFINITE, and that is what they pack.
 		limit = Infinite
 	}
 	si := msg.StepInfo{

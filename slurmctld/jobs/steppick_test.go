@@ -51,7 +51,7 @@ type preq struct {
 }
 
 func (r preq) msg(id uint32) *msg.StepCreateRequest {
-	q := &msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	q := &msg.StepCreateRequest{UserID: alloc.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: r.min, MaxNodes: r.max, NumTasks: r.tasks, CPUCount: r.tasks, Flags: r.flags, TaskDist: distUnknown,
 		Relative: NoVal16, Host: msg.Str("login"), Port: 7000, SrunPID: 4242, PnMinMemory: NoVal64, ThreadsPerCore: NoVal16}
 	if r.max == 0 {

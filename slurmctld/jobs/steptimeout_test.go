@@ -28,7 +28,7 @@ func stepLimitJob(t *testing.T, overTime, jobLimit, stepLimit uint32) (*Manager,
 	if !m.Job(id).Running() {
 		t.Fatal("setup: job not running")
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 2, NumTasks: 2, TimeLimit: stepLimit, Host: msg.Str("10.0.0.2"), Port: 4242}, alice, cl, t0+10); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestStepTimeLimit(t *testing.T) {
 // and other steps are untouched.
 func TestStepTimeoutKill(t *testing.T) {
 	m, cl, id := stepLimitJob(t, 0, 0, 1)
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: id, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 1, MaxNodes: 1, NumTasks: 1, TimeLimit: NoVal}, alice, cl, t0+10); err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestShrinkRunningAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.CreateStep(&msg.StepCreateRequest{StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: a.JobID, StepID: NoVal, StepHetComp: NoVal},
 		MinNodes: 3, NumTasks: 3, Host: msg.Str("login"), Port: 7000}, alice, cl, t0+1); err != nil {
 		t.Fatal(err)
 	}
