@@ -145,8 +145,13 @@ func ptr[T any](v T) *T { return &v }
 // (MemSpecLimit) or the job's --mem-per-cpu times the node's CPUs is more
 // than its memory (the CPUs the memory covers are what count then; an
 // --exclusive job needs the memory of all of them). Otherwise the test
-// is skipped to keep submission cheap.
+// is skipped to keep submission cheap. A job with --gpus is always
+// tested.
 func testOnlyNeeded(cl *Cluster, j *Job, usable []int) bool {
+	if n, _ := jobGPUs(j); n > 0 {
+		// GPUs over the job: whether nodes enough hold them.
+		return true
+	}
 	consumable := cl.Config.MemoryConsumable
 	perCPU := consumable && j.PnMinMemory != NoVal64 && j.PnMinMemory&memPerCPU != 0
 	mem := j.PnMinMemory &^ memPerCPU

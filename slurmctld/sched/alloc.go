@@ -39,6 +39,9 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			cores = make([]uint16, 0, want)
 		}
 		held := c.futureHeld(ni, a.End)
+		if len(r.gres) > 0 && !r.whole && !r.over {
+			held = append(slices.Clone(held), c.gresTrimmed(r, ni, held, want)...)
+		}
 		for w := c.coreOff[ni]; !r.over && w < c.coreOff[ni+1] && len(cores) < want; w++ {
 			word := c.coreBits[w]
 			for word != 0 && len(cores) < want {
@@ -74,8 +77,11 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			mem = r.memPerNode
 		}
 		var gres []Gres
-		for _, g := range r.gres {
+		for k, g := range r.gres {
 			left := g.Count
+			if r.gpuJob > 0 && k == r.gpuSlot {
+				left = pl.gpus[i]
+			}
 			for _, sl := range c.gres[ni] {
 				if left == 0 {
 					break

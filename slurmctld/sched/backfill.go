@@ -272,6 +272,9 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 	for _, g := range r.gres {
 		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
 	}
+	if r.gpuJob > 0 {
+		fmt.Fprintf(&b, "|G%d", r.gpuJob)
+	}
 	if len(j.ReqNodes) > 0 || len(j.ExcNodes) > 0 {
 		fmt.Fprintf(&b, "|%v|%v", j.ReqNodes, j.ExcNodes)
 	}

@@ -182,7 +182,7 @@ func (c *cluster) whyNot(r *request) Reason {
 func (c *cluster) emptyFit(r *request) (*bitset.BitSet, bool) {
 	for a := 0; a < r.altCount(); a++ {
 		b := c.base(r, a)
-		if !r.job.Contiguous && len(r.counts) == 0 && len(r.reqList) == 0 {
+		if !r.job.Contiguous && len(r.counts) == 0 && len(r.reqList) == 0 && r.gpuJob == 0 {
 			// Nodes of one configuration are alike when empty: count
 			// them with bitmap operations instead of visiting each.
 			if c.fitsByConfig(r, b) {
@@ -197,7 +197,10 @@ func (c *cluster) emptyFit(r *request) (*bitset.BitSet, bool) {
 				caps = append(caps, k)
 			}
 		}
-		if _, ok := c.place(r, cands, caps); ok {
+		c.gpuAt = gpuAtTotal
+		_, ok := c.place(r, cands, caps)
+		c.gpuAt = gpuAtNow
+		if ok {
 			return b, true
 		}
 	}

@@ -36,6 +36,11 @@ type request struct {
 	gres  []GresReq // per node
 	whole bool      // whole nodes (exclusive, OverSubscribe=EXCLUSIVE, select/linear)
 	user  bool      // nodes shared only with the same user
+	// gpuJob is --gpus over the job, of type gpuType; gres[gpuSlot] is
+	// its per-node minimum of one (gpusjob.go).
+	gpuJob  uint64
+	gpuType string
+	gpuSlot int
 	// share: the job may share cores (OverSubscribe=FORCE, or YES with
 	// --oversubscribe), with up to maxShare jobs a core; over is set while
 	// a placement counts shared cores as available (see oversubscribe.go).
@@ -166,6 +171,10 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	case r.maxN == 0:
 		r.maxN = max(r.tasks, r.minN)
 	}
+	if noMax && j.GPUs > 0 && r.ntpn == 0 {
+		// GPUs over the job take as many nodes as they need.
+		r.maxN = max(len(p.Nodes), r.minN)
+	}
 	// job_limits_check's node and time limits.
 	switch {
 	case r.minN > len(p.Nodes):
@@ -235,11 +244,9 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 
 	r.gres = j.Gres
 	if j.GPUs > 0 {
-		// --gpus counts over the job; spread evenly over the minimum node
-		// count, which then becomes fixed.
-		per := (uint64(j.GPUs) + uint64(r.minN) - 1) / uint64(r.minN)
-		r.gres = append(slices.Clone(j.Gres), GresReq{Name: "gpu", Type: j.GPUType, Count: per})
-		r.maxN = r.minN
+		// --gpus counts over the job: a node needs one free (gpusjob.go).
+		r.gpuJob, r.gpuType, r.gpuSlot = uint64(j.GPUs), j.GPUType, len(j.Gres)
+		r.gres = append(slices.Clone(j.Gres), GresReq{Name: "gpu", Type: j.GPUType, Count: 1})
 	}
 
 	r.whole = cfg.WholeNodes || j.Share == ShareExclusive || p.OverSubscribe == OverSubscribeExclusive

@@ -9,6 +9,8 @@ type placement struct {
 	// cpus, for a request counting CPUs (request.unit), is the CPUs each
 	// node's tasks get (dist_tasks_compute_c_b); nil otherwise.
 	cpus []int
+	// gpus is each node's share of the job's --gpus (gpusjob.go).
+	gpus []uint64
 }
 
 // run is a maximal block of candidate nodes with consecutive indexes.
@@ -23,6 +25,9 @@ type run struct {
 func (c *cluster) place(r *request, cands, caps []int) (placement, bool) {
 	if len(cands) == 0 {
 		return placement{}, false
+	}
+	if r.gpuJob > 0 {
+		return c.placeGPUs(r, cands, caps)
 	}
 	w0 := c.nodes[cands[0]].Weight
 	same := true
@@ -118,7 +123,7 @@ func (c *cluster) placeOneBlock(r *request, cands, caps []int) (placement, bool)
 // oneBlock reports whether placeOneBlock applies to r.
 func (r *request) oneBlock() bool {
 	return r.minN == 1 && r.maxN >= r.tasks && r.ntpn == 0 && len(r.reqList) == 0 &&
-		len(r.counts) == 0 && !r.job.Contiguous
+		len(r.counts) == 0 && !r.job.Contiguous && r.gpuJob == 0
 }
 
 // placeFrom places r on the candidates from position lo on, as many as

@@ -24,6 +24,9 @@ type cluster struct {
 	bounds map[int32]struct{}
 	nodes  []Node
 	n      uint
+	// gpuAt is whose GPU counts a placement with GPUs over the job sees
+	// (gpusjob.go).
+	gpuAt int32
 
 	// planned holds the nodes backfill picked for pending jobs' expected
 	// starts (Plan.Planned); nil until backfill reserves something.

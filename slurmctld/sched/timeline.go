@@ -479,7 +479,10 @@ func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
 				// block starts with may equal the one before it).
 				continue
 			}
-			if pl, ok := c.placeFuture(r, cands, caps); ok {
+			c.gpuAt = gpuAtBucket + b
+			pl, ok := c.placeFuture(r, cands, caps)
+			c.gpuAt = gpuAtNow
+			if ok {
 				return c.now + int64(b)*c.res, pl.nodes, true
 			}
 			// Keep the failed lists; the next ones are built in the old.

@@ -1,0 +1,126 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+var spreadJobLineRE = regexp.MustCompile(`(?m)^\s*(Nodes=\S+ CPU_IDs=\S+ Mem=\S+ GRES=\S*|NumNodes=\S+ NumCPUs=\S+ NumTasks=\S+ CPUs/Task=\S+|NodeList=\S+|TresPerJob=\S+|TresPerNode=\S+|JobState=\S+ Reason=\S+|JOB_GRES=\S*)`)
+
+// spreadJobLines are the allocation lines of scontrol show job -d.
+func spreadJobLines(c *ctldharness.Cluster, id uint32) string {
+	out, _, _ := c.Run("scontrol", "show", "job", "-d", fmt.Sprint(id))
+	var lines []string
+	for _, m := range spreadJobLineRE.FindAllStringSubmatch(out, -1) {
+		lines = append(lines, m[1])
+	}
+	return strings.Join(lines, " | ")
+}
+
+// spreadSettle waits until the job runs, or pends with a reason a
+// scheduling pass gave it (not None), and returns its state.
+func spreadSettle(t *testing.T, c *ctldharness.Cluster, id uint32) string {
+	t.Helper()
+	var st string
+	_ = c.Poll(60*time.Second, func() bool {
+		o, _, _ := c.Run("squeue", "-h", "-j", fmt.Sprint(id), "-o", "%T %r")
+		st = strings.TrimSpace(o)
+		return st == "RUNNING None" || (strings.HasPrefix(st, "PENDING ") && st != "PENDING None")
+	})
+	return st
+}
+
+// spreadIdle cancels every job and waits until both nodes are idle.
+func spreadIdle(t *testing.T, c *ctldharness.Cluster) {
+	t.Helper()
+	c.Run("scancel", "-u", strconv.Itoa(os.Getuid()))
+	if err := c.Poll(60*time.Second, func() bool {
+		q, _, _ := c.Run("squeue", "-h")
+		o, _, _ := c.Run("sinfo", "-h", "-o", "%T")
+		return strings.TrimSpace(q) == "" && strings.TrimSpace(o) == "idle"
+	}); err != nil {
+		t.Errorf("nodes never idle: %v", err)
+	}
+}
+
+// TestSlurmctldGresSpread: --gpus=N over the job (tres_per_job) on two
+// gpu:2 nodes: cons_tres adds nodes until their free GPUs reach N, and
+// gives each node what is left but one for each node after it (2+1 for
+// --gpus=3), with and without -N, -n, -c and --ntasks-per-node, and with
+// one GPU of n1 busy. Counts no node set can meet are refused or pend.
+func TestSlurmctldGresSpread(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4,
+		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": "Gres=gpu:2"}})
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte("Name=gpu File="+dev+"/nvidia[0-1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := [][]string{
+		{"--gpus=4"}, {"--gpus=3"}, {"--gpus=2"}, {"--gpus=1"},
+		{"--gpus=3", "-N2"}, {"--gpus=2", "-N2"}, {"--gpus=4", "-N2"}, {"--gpus=3", "-N1-2"},
+		{"--gpus=4", "-n2"}, {"--gpus=3", "-n3"}, {"--gpus=2", "-n5"}, {"--gpus=4", "--ntasks-per-node=1"},
+		{"-c3"}, {"-c3", "--gres=gpu:1"}, {"--gpus=1", "-c3"}, {"--gpus=3", "-c3"}, {"--gpus=2", "-n2", "-c2"}, {"--gpus=4", "-n8"},
+		{"--gpus=4", "-N1"}, {"--gpus=5"}, {"--gpus=1", "-N2"},
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+		var out []string
+		run := func(args ...string) {
+			all := append(append([]string{"sbatch", "-o", "/dev/null"}, args...), "--wrap", "sleep 300")
+			o := ctldRun(c, all...)
+			m := submittedRE.FindStringSubmatch(o)
+			if m == nil {
+				out = append(out, strings.Join(args, " ")+": "+o)
+				return
+			}
+			id, _ := strconv.ParseUint(m[1], 10, 32)
+			st := spreadSettle(t, c, uint32(id))
+			out = append(out, fmt.Sprintf("%s: %s | %s", strings.Join(args, " "), st, spreadJobLines(c, uint32(id))))
+		}
+		spreadIdle(t, c)
+		for _, args := range cases {
+			run(args...)
+			spreadIdle(t, c)
+		}
+		// One GPU of n1 busy: the job takes what is free, in node order.
+		for _, args := range [][]string{{"--gpus=3"}, {"--gpus=2"}, {"--gpus=3", "-N2"}} {
+			busy := ctldSbatch(t, c, "-o", "/dev/null", "-w", "n1", "--gres=gpu:1", "--wrap", "sleep 300")
+			if st := spreadSettle(t, c, busy); st != "RUNNING None" {
+				t.Fatalf("busy job %d: %q", busy, st)
+			}
+			run(args...)
+			spreadIdle(t, c)
+		}
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	mask := regexp.MustCompile(`(job|Job|allocation) \d+`)
+	for i := range want {
+		want[i] = mask.ReplaceAllString(ctldMasked(want[i]), "$1 <id>")
+	}
+	for i := range got {
+		got[i] = mask.ReplaceAllString(ctldMasked(got[i]), "$1 <id>")
+	}
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("--gpus spread differs (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
