@@ -194,6 +194,28 @@ func (m *Manager) gresOnNode(ni int, skip *Job) []gres.Alloc {
 	return out
 }
 
+// gresHeldOn is gresOnNode for every node of nodes at once, by position
+// in nodes: one scan of the job table instead of one a node (the job
+// table keeps no per-node index).
+func (m *Manager) gresHeldOn(nodes []int, skip *Job) [][]gres.Alloc {
+	out := make([][]gres.Alloc, len(nodes))
+	pos := make(map[int]int, len(nodes))
+	for k, ni := range nodes {
+		pos[ni] = k
+	}
+	for _, j := range m.jobs {
+		if j == skip || len(j.NodeGres) == 0 || !j.holdsResources() {
+			continue
+		}
+		for k, i := range j.NodeIdx {
+			if p, ok := pos[i]; ok && k < len(j.NodeGres) {
+				out[p] = append(out[p], j.NodeGres[k]...)
+			}
+		}
+	}
+	return out
+}
+
 // pickGres gives a starting job its GRES indices on each node of its
 // allocation. A node whose devices cannot satisfy the request by index
 // (the scheduler counted by slurm.conf, the devices say otherwise) keeps
@@ -209,9 +231,14 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 	}
 	out := make([][]gres.Alloc, len(a.Nodes))
 	gpusLeft := gpus
+	nodes := make([]int, len(a.Nodes))
+	for k, na := range a.Nodes {
+		nodes[k] = na.Node
+	}
+	heldOn := m.gresHeldOn(nodes, j)
 	for k, na := range a.Nodes {
 		ls := m.gresLayouts(cl, na.Node)
-		held := m.gresOnNode(na.Node, j)
+		held := heldOn[k]
 		reqs := perNode
 		if gpus > 0 {
 			// --gpus: the node's share is what the scheduler gave it
