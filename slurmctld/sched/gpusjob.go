@@ -49,6 +49,29 @@ func (c *cluster) gpuAvail(r *request, ni int) uint64 {
 	return f
 }
 
+// noteGresRelease marks the bucket from which GRES a job holds until end
+// are free. A node's capacity for a --gpus job counts one free GPU, so
+// the backfill sweep would not see more of them coming free: it tries
+// such a job again at these buckets.
+func (c *cluster) noteGresRelease(end int64) {
+	if c.res <= 0 {
+		return
+	}
+	b := int(min((end-c.now+c.res-1)/c.res, int64(c.nb)))
+	if b < 0 {
+		return
+	}
+	for len(c.gresRelB) <= b {
+		c.gresRelB = append(c.gresRelB, false)
+	}
+	c.gresRelB[b] = true
+}
+
+// gresReleasedAt reports whether GRES come free at bucket b.
+func (c *cluster) gresReleasedAt(b int32) bool {
+	return int(b) < len(c.gresRelB) && c.gresRelB[b]
+}
+
 // gpuSet is a block of consecutive candidates of one weight (a consec
 // set of _eval_nodes).
 type gpuSet struct {

@@ -151,3 +151,28 @@ func TestGresJobCores(t *testing.T) {
 		})
 	}
 }
+
+// TestBackfillGPUsOverTheJob: a --gpus job that waits for a GPU a running
+// job frees reserves its nodes from then on (a GPU release alone, with
+// cores free all along, is when it can start), so a long job does not
+// take the other node's GPU before it.
+func TestBackfillGPUsOverTheJob(t *testing.T) {
+	s := snap(mkNodes(2, 4, 8000, withGPUs("", 2)))
+	s.Config.Backfill = true
+	a := running(90, 5000, 1, 0)
+	a.Nodes[0].Gres = []Gres{{Name: "gpu", Count: 1}}
+	s.Running = []Allocation{a}
+	noN := nodesN(1, Infinite32)
+	s.Pending = []Job{mkJob(1, noN, gpus(4)), mkJob(2, noN, gpus(1), limit(600))}
+	p := Schedule(s)
+	if startOf(p, 2) != nil {
+		t.Fatal("job 2 took a GPU job 1 waits for")
+	}
+	pd := pendingOf(p, 1)
+	if res := s.Config.BF.Resolution; pd == nil || pd.StartTime < 5000 || pd.StartTime >= 5000+max(res, 1) {
+		t.Fatalf("job 1: %+v, want an expected start at 5000 (the next bucket)", pd)
+	}
+	// A short job ends before and may start.
+	s.Pending[1].TimeLimit = 30
+	mustStart(t, Schedule(s), 2)
+}

@@ -24,9 +24,11 @@ type cluster struct {
 	bounds map[int32]struct{}
 	nodes  []Node
 	n      uint
-	// gpuAt is whose GPU counts a placement with GPUs over the job sees
+	// gpuAt is whose GPU counts a placement with GPUs over the job sees;
+	// gresRelB marks the backfill buckets where GRES are released
 	// (gpusjob.go).
-	gpuAt int32
+	gpuAt    int32
+	gresRelB []bool
 
 	// planned holds the nodes backfill picked for pending jobs' expected
 	// starts (Plan.Planned); nil until backfill reserves something.
@@ -349,6 +351,7 @@ func (c *cluster) take(a *Allocation, end int64) {
 		if len(ga) > 0 {
 			gi = int32(len(c.relGres))
 			c.relGres = append(c.relGres, ga)
+			c.noteGresRelease(end)
 		}
 		if memOnly {
 			c.rel[ni] = append(c.rel[ni], release{

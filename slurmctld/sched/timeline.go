@@ -447,6 +447,7 @@ func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
 			if b > lo {
 				advance(b)
 			}
+			dirty = dirty || (r.gpuJob > 0 && c.gresReleasedAt(b))
 			if !dirty || !c.licensesFit(r, int(b), int(m)) {
 				// Without its licenses (bf_licenses) the job cannot
 				// start here; dirty stays, so a later bucket where
@@ -474,7 +475,7 @@ func (c *cluster) earliestAlt(r *request, a int) (int64, []int, bool) {
 				caps = append(caps, int(ns[i].cap))
 			}
 			c.scratchC, c.scratchK = cands, caps
-			if c.failed && slices.Equal(cands, c.failC) && slices.Equal(caps, c.failK) {
+			if c.failed && r.gpuJob == 0 && slices.Equal(cands, c.failC) && slices.Equal(caps, c.failK) {
 				// The same candidates as the last failed try (the state a
 				// block starts with may equal the one before it).
 				continue
