@@ -793,6 +793,7 @@ func setSchedGres(sj *sched.Job, j *Job) {
 	if n, typ := jobGPUs(j); n > 0 {
 		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
 	}
+	sj.GPUsPerTask = uint32(min(tresCount(j.TresPerTask, "gpu"), uint64(^uint32(0))))
 }
 
 // keptGres is a step's per-job-node GRES without the job nodes a shrink

@@ -79,7 +79,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		var gres []Gres
 		for k, g := range r.gres {
 			left := g.Count
-			if r.gpuJob > 0 && k == r.gpuSlot {
+			if r.gpuJob > 0 && k == r.gpuSlot && i < len(pl.gpus) {
 				left = pl.gpus[i]
 			}
 			for _, sl := range c.gres[ni] {

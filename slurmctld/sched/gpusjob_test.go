@@ -126,6 +126,7 @@ func TestGPUsOverTheJobNeverFits(t *testing.T) {
 // gives -c 3 cores 1-3 on four one-core sockets); without a bound, the
 // lowest free cores.
 func TestGresJobCores(t *testing.T) {
+	perTask := func(n uint32) jobOpt { return func(j *Job) { j.GPUsPerTask = n } }
 	fourSockets := func(nd *Node) { nd.Sockets, nd.CoresPerSocket = 4, 1 }
 	twoSockets := func(nd *Node) { nd.Sockets, nd.CoresPerSocket = 2, 2 }
 	tests := []struct {
@@ -137,6 +138,8 @@ func TestGresJobCores(t *testing.T) {
 		{"-c3 on four sockets", fourSockets, mkJob(1, nodesN(1, Infinite32), cpt(3), gres("gpu", "", 1)), []uint16{1, 2, 3}},
 		{"--gpus -c3 on four sockets", fourSockets, mkJob(1, nodesN(1, Infinite32), cpt(3), gpus(1)), []uint16{1, 2, 3}},
 		{"-c3 on two sockets", twoSockets, mkJob(1, nodesN(1, Infinite32), cpt(3), gres("gpu", "", 1)), []uint16{0, 2, 3}},
+		{"-n2 --gpus-per-task=1", fourSockets, mkJob(1, nodesN(1, Infinite32), tasks(2), gpus(2), perTask(1)), []uint16{2, 3}},
+		{"-n1 --gpus-per-task=2", fourSockets, mkJob(1, nodesN(1, Infinite32), tasks(1), gpus(2), perTask(2)), []uint16{3}},
 		{"no -c: lowest cores", fourSockets, mkJob(1, nodesN(1, Infinite32), gres("gpu", "", 1)), []uint16{0}},
 		{"no GRES: lowest cores", fourSockets, mkJob(1, nodesN(1, Infinite32), cpt(3)), []uint16{0, 1, 2}},
 	}

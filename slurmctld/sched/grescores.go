@@ -12,7 +12,8 @@ import (
 // need, taking off the highest free core of the socket with the most free
 // cores (the first of equals) until that many are left. On a node of
 // 4 one-core sockets a -c 3 job gets cores 1-3, not 0-2. want is the cores
-// the job takes here; never fewer are kept. GPUs bound to cores (gres.conf
+// the job takes here; never fewer are kept. --gpus-per-task bounds the
+// tasks by the node's free GPUs. GPUs bound to cores (gres.conf
 // Cores=) are not modelled: every socket counts as near the GPUs.
 func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int) []uint16 {
 	j := r.job
@@ -59,6 +60,13 @@ func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int) []uin
 		}
 		if maxT < 0 || alloc < maxT {
 			maxT = alloc
+		}
+	}
+	if j.GPUsPerTask > 0 {
+		// gres_per_task: as many tasks as the node's free GPUs serve.
+		byGPU := int(min(c.gresFree(ni, "gpu", j.GPUType)/uint64(j.GPUsPerTask), uint64(len(free))))
+		if maxT < 0 || byGPU < maxT {
+			maxT = byGPU
 		}
 	}
 	if maxT < 0 {

@@ -281,6 +281,10 @@ type Job struct {
 	Gres    []GresReq // --gres, per node
 	GPUs    uint32    // --gpus: total over the job
 	GPUType string    // type of --gpus=type:n
+	// GPUsPerTask is --gpus-per-task (GPUs then counts them over the
+	// job): it bounds the tasks a node runs by its free GPUs, which
+	// bounds the cores a job gets there (grescores.go).
+	GPUsPerTask uint32
 
 	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
 	Contiguous bool

@@ -80,6 +80,8 @@ func TestSlurmctldGresSpread(t *testing.T) {
 		{"--gpus=4", "-n2"}, {"--gpus=3", "-n3"}, {"--gpus=2", "-n5"}, {"--gpus=4", "--ntasks-per-node=1"},
 		{"-c3"}, {"-c3", "--gres=gpu:1"}, {"--gpus=1", "-c3"}, {"--gpus=3", "-c3"}, {"--gpus=2", "-n2", "-c2"}, {"--gpus=4", "-n8"},
 		{"--gpus=4", "-N1"}, {"--gpus=5"}, {"--gpus=1", "-N2"},
+		// --gpus-per-task with -n is a count over the job too (_test_gres_cnt).
+		{"-n3", "--gpus-per-task=1"}, {"-n2", "--gpus-per-task=2"},
 	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
 		var out []string
