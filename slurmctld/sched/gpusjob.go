@@ -92,6 +92,18 @@ func (c *cluster) placeGPUs(r *request, cands, caps []int) (placement, bool) {
 	for i, ni := range cands {
 		gpus[i] = c.gpuAvail(r, ni)
 	}
+	if pt := uint64(r.job.GPUsPerTask); pt > 0 {
+		// --gpus-per-task: a node runs as many tasks as its free GPUs
+		// serve (gres_select_filter_sock_core's max_tasks_this_node).
+		caps = slices.Clone(caps)
+		for i := range caps {
+			per := int(min(gpus[i]/pt, uint64(caps[i])))
+			if r.unit > 0 {
+				per = min(per*r.unit, caps[i])
+			}
+			caps[i] = per
+		}
+	}
 	s := gpuSearch{r: r, cands: cands, caps: slices.Clone(caps), gpus: gpus,
 		chosen: make([]bool, len(cands)), remN: r.minN, remT: r.tasks, maxN: r.maxN, minN: r.minN, reqN: r.minN}
 	if j := r.job; j.MaxNodes != Infinite32 && j.MaxNodes > j.MinNodes {

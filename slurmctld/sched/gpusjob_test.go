@@ -57,6 +57,8 @@ func TestGPUsOverTheJob(t *testing.T) {
 		{"3 on -N1-2", false, mkJob(1, nodesN(1, 2), gpus(3)), []int{0, 1}, []int{1, 1}, []uint64{2, 1}},
 		{"tasks fill the first node", false, mkJob(1, noN, tasks(5), gpus(2)), []int{0, 1}, []int{4, 1}, []uint64{1, 1}},
 		{"-c3", false, mkJob(1, noN, cpt(3), gpus(3)), []int{0, 1}, []int{1, 1}, []uint64{2, 1}},
+		{"--gpus-per-task: tasks as the GPUs serve", false, mkJob(1, noN, tasks(4), gpus(4), modify(func(j *Job) { j.GPUsPerTask = 1 })),
+			[]int{0, 1}, []int{2, 2}, []uint64{2, 2}},
 		{"more than there are", false, mkJob(1, noN, gpus(7)), nil, nil, nil},
 		{"-N1 cannot hold them", false, mkJob(1, nodesN(1, 1), gpus(4)), nil, nil, nil},
 		{"busy GPU: what is free, in node order", true, mkJob(1, noN, gpus(3)), []int{0, 1}, []int{1, 1}, []uint64{1, 2}},

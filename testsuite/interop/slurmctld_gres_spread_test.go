@@ -81,7 +81,7 @@ func TestSlurmctldGresSpread(t *testing.T) {
 		{"-c3"}, {"-c3", "--gres=gpu:1"}, {"--gpus=1", "-c3"}, {"--gpus=3", "-c3"}, {"--gpus=2", "-n2", "-c2"}, {"--gpus=4", "-n8"},
 		{"--gpus=4", "-N1"}, {"--gpus=5"}, {"--gpus=1", "-N2"},
 		// --gpus-per-task with -n is a count over the job too (_test_gres_cnt).
-		{"-n3", "--gpus-per-task=1"}, {"-n2", "--gpus-per-task=2"},
+		{"-n3", "--gpus-per-task=1"}, {"-n2", "--gpus-per-task=2"}, {"-n4", "--gpus-per-task=1"},
 	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
 		var out []string
