@@ -859,7 +859,9 @@ func (c *Controller) schedulePass(ctx context.Context, backfill bool) {
 // tickJobs is the once-a-second work: time limits and purges, and the jobs
 // of nodes that went DOWN since the last call.
 func (c *Controller) tickJobs(ctx context.Context) {
+	var revoked bool
 	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		revoked = m.RevokeWaitOver(now) // a job killed last second may start
 		all, err := m.Tick(cl, now)
 		if err != nil {
 			return all, err
@@ -880,7 +882,7 @@ func (c *Controller) tickJobs(ctx context.Context) {
 	if err != nil {
 		c.log.Error(fmt.Sprintf("job tick: %v", err))
 	}
-	if len(out.Actions) > 0 {
+	if len(out.Actions) > 0 || revoked {
 		c.kickScheduler()
 	}
 	c.spawnActions(out.Actions)

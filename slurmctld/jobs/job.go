@@ -254,6 +254,12 @@ type Job struct {
 	// memory, woken when a step ends (stepalloc.go); not saved, as Slurm
 	// keeps no pending step across a restart.
 	stepWaiters []stepWaiter
+	// revokedAt is the Time of the last kill message sent for the job:
+	// slurmd revokes the job's credentials created at or before that
+	// second (slurm_cred_revoked), so no launch may carry a credential of
+	// that second (launchable). Not saved: a restart takes longer than
+	// the second it guards.
+	revokedAt int64
 }
 
 // ArrayInfo is the meta record's view of its pending tasks.

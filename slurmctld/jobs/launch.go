@@ -194,6 +194,7 @@ func (m *Manager) coreBitmap(j *Job, cl *Cluster, from, to int) *jobcred.Bitmap 
 func (m *Manager) killJob(j *Job, cl *Cluster, now int64) *msg.KillJob {
 	body := m.credBody(j, cl, now)
 	body.StepID = jobcred.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}
+	j.revokedAt = max(j.revokedAt, now)
 	k := &msg.KillJob{
 		Details: ns(j.StateDesc), DerivedEC: j.DerivedEC, ExitCode: j.ExitCode,
 		StepID:   msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},

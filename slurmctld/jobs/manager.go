@@ -248,6 +248,9 @@ type Manager struct {
 	planned []int
 	// gangs is the gang logic's job order per partition (gang.go).
 	gangs gangState
+	// revokeWait is the second from which a job held back for its
+	// credential revocation may start (revoke.go); 0: none waits.
+	revokeWait int64
 }
 
 // New returns an empty job table. j may be nil (nothing is persisted).

@@ -271,6 +271,9 @@ func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action)
 		m.setReason(j, ReasonBeginTime, now)
 		return false
 	}
+	if !m.launchable(j, now) {
+		return false
+	}
 	if !m.resvReady(j, cl, now) {
 		return false
 	}
