@@ -176,7 +176,7 @@ func (m *Manager) EpilogComplete(jobID uint32, node string, c Caller, now int64)
 	if len(j.Completing) == 0 {
 		j.Completing = nil
 		if !m.epilogRunning(j) { // else EpilogDone ends COMPLETING
-			m.completingDone(j)
+			m.completingDone(j, now)
 		}
 	}
 	m.touch(j, now)
@@ -185,12 +185,13 @@ func (m *Manager) EpilogComplete(jobID uint32, node string, c Caller, now int64)
 
 // completingDone: the job's nodes are clean (and EpilogSlurmctld done); a
 // requeued job pends again without nodes.
-func (m *Manager) completingDone(j *Job) {
+func (m *Manager) completingDone(j *Job, now int64) {
 	j.State &^= msg.JobCompleting
 	if j.Pending() {
 		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
 		j.NodeGres = nil
 		j.TotalCPUs = 0
+		requeueFini(j, now)
 	}
 }
 

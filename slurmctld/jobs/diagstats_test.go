@@ -43,7 +43,7 @@ func TestDiagCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.EpilogComplete(id, m.Job(id).Nodes[0], root, t0+11)
-	mustSchedule(t, m, cl, t0+10+credLifetime)
+	mustSchedule(t, m, cl, t0+11+credLifetime)
 	if !m.Job(id).Running() {
 		t.Fatal("requeued job not restarted")
 	}

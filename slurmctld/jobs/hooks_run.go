@@ -191,7 +191,7 @@ func (m *Manager) EpilogDone(jobID uint32, timedOut bool, now int64) (Outcome, e
 		return Outcome{}, nil
 	}
 	if len(j.Completing) == 0 && j.IsCompleting() {
-		m.completingDone(j)
+		m.completingDone(j, now)
 		m.touch(j, now)
 	}
 	return m.finish(nil)
@@ -239,7 +239,7 @@ func restartDecision(j *Job, h HookConfig) restartStep {
 // recoverHooks applies restartDecision to the recovered table: the
 // scripts are queued now; what needs the cluster view (the kills, the
 // end of a configuration) waits for RestartActions.
-func (m *Manager) recoverHooks() {
+func (m *Manager) recoverHooks(now int64) {
 	m.hooks.restart = nil
 	completing := 0
 	for _, j := range m.Jobs() {
@@ -260,7 +260,7 @@ func (m *Manager) recoverHooks() {
 			m.epilogCtld(j)
 		}
 		if s.done {
-			m.completingDone(j)
+			m.completingDone(j, now)
 		}
 		if s.kill || s.configFini {
 			m.hooks.restart = append(m.hooks.restart, j.ID)

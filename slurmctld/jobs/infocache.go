@@ -49,7 +49,7 @@ var jobHasher = sync.OnceValue(func() *contentHasher {
 })
 
 func newJobHasher() (*contentHasher, error) {
-	return newContentHasher(reflect.TypeFor[Job](), "LastEval", "EstStart", "Payload", "Steps", "lic")
+	return newContentHasher(reflect.TypeFor[Job](), "LastEval", "EstStart", "Payload", "Steps", "lic", "revokedAt")
 }
 
 // Nodes and partitions enter records (node names in bitmaps, memory in

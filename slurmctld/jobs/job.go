@@ -231,6 +231,10 @@ type Job struct {
 	Completing []string `json:",omitempty"`
 
 	RestartCnt uint16 `json:",omitempty"`
+	// EarlierExits are an array task's statuses (arrayStatus) of the
+	// runs that had ended when it was requeued: the array's exit range
+	// keeps them, as real's min/max_exit_code do.
+	EarlierExits []uint32 `json:",omitempty"`
 	// FailRequeues counts the requeues after a launch or node failure since
 	// the job was submitted or last held for too many of them: Slurm's
 	// batch_flag less one (scontrol show job's BatchFlag).

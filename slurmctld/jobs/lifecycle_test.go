@@ -212,9 +212,16 @@ func TestNodeDown(t *testing.T) {
 	}
 	down2 := m.Job(requeued).Nodes[0]
 	m.NodeDown(down2, cl, t0+5)
-	// As _job_requeue_op, the requeue leaves the reason alone (None).
-	if j := m.Job(requeued); !j.Pending() || j.RestartCnt != 1 || j.Reason != ReasonNone || j.SubmitTime != t0+5 {
+	// As _job_requeue_op, the requeue leaves the reason alone (None);
+	// batch_requeue_fini makes it submitted anew once its other node is
+	// clean.
+	j := m.Job(requeued)
+	if !j.Pending() || j.RestartCnt != 1 || j.Reason != ReasonNone || !j.IsCompleting() {
 		t.Fatalf("%#x", j.State)
+	}
+	m.EpilogComplete(requeued, j.Completing[0], root, t0+7)
+	if j.IsCompleting() || j.SubmitTime != t0+7 || j.BeginTime != t0+7+credLifetime {
+		t.Fatalf("%#x submit %d begin %d", j.State, j.SubmitTime, j.BeginTime)
 	}
 }
 
@@ -351,21 +358,22 @@ func TestRequeue(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := m.Job(id)
-	if j.State != msg.JobPending|msg.JobCompleting || j.RestartCnt != 1 || j.BeginTime != t0+10+credLifetime ||
+	if j.State != msg.JobPending|msg.JobCompleting || j.RestartCnt != 1 || j.BeginTime != 0 ||
 		out.Actions[0].(NodeMessage).MsgType != msgtype.REQUEST_TERMINATE_JOB {
 		t.Fatalf("%#x %+v", j.State, out.Actions)
 	}
 	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, alice, cl, t0+10); code(err) != slurmerr.ESLURM_JOB_PENDING {
 		t.Fatalf("again: %v", err)
 	}
+	// batch_requeue_fini: the begin time is pushed once the node is clean.
 	m.EpilogComplete(id, "n1", root, t0+11)
-	if j.IsCompleting() || len(j.Nodes) != 0 {
-		t.Fatalf("%#x %v", j.State, j.Nodes)
+	if j.IsCompleting() || len(j.Nodes) != 0 || j.BeginTime != t0+11+credLifetime {
+		t.Fatalf("%#x %v begin %d", j.State, j.Nodes, j.BeginTime)
 	}
 	if ls := launches(mustSchedule(t, m, cl, t0+12)); len(ls) != 0 || j.Reason != ReasonBeginTime {
 		t.Fatalf("started before the credential expired: %d, reason %d", len(ls), j.Reason)
 	}
-	if ls := launches(mustSchedule(t, m, cl, t0+10+credLifetime)); len(ls) != 1 || ls[0].Msg.RestartCnt != 1 {
+	if ls := launches(mustSchedule(t, m, cl, t0+11+credLifetime)); len(ls) != 1 || ls[0].Msg.RestartCnt != 1 {
 		t.Fatal("not restarted")
 	}
 	// requeuehold

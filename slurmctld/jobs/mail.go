@@ -220,20 +220,12 @@ func (m *Manager) mailArrayEnd(j *Job, requeue bool, now int64) {
 }
 
 // arrayExitRange is the array's min_exit_code and max_exit_code: the
-// lowest and highest raw exit status of its tasks. A task that ended
-// with status 0 without completing (cancelled, NODE_FAIL) counts as
-// status 9, so that a zero maximum means every task completed. skip, a
-// task being requeued, does not count; with no task counted both are 0.
+// lowest and highest status (arrayStatus) of its tasks' ended runs, the
+// runs before a requeue included. skip, a task being requeued, counts
+// only by those earlier runs; with nothing counted both are 0.
 func (m *Manager) arrayExitRange(arrayID uint32, skip *Job) (lo, hi uint32) {
 	first := true
-	for o := range m.arrayRecords(arrayID) {
-		if o == skip {
-			continue
-		}
-		status := o.ExitCode
-		if status == 0 && o.Base() != msg.JobComplete {
-			status = 9
-		}
+	fold := func(status uint32) {
 		if first || status < lo {
 			lo = status
 		}
@@ -242,7 +234,26 @@ func (m *Manager) arrayExitRange(arrayID uint32, skip *Job) (lo, hi uint32) {
 		}
 		first = false
 	}
+	for o := range m.arrayRecords(arrayID) {
+		for _, s := range o.EarlierExits {
+			fold(s)
+		}
+		if o != skip {
+			fold(arrayStatus(o))
+		}
+	}
 	return lo, hi
+}
+
+// arrayStatus is a task's status as _job_array_comp counts it: its raw
+// exit status, or 9 for a task that ended with status 0 without
+// completing (cancelled, NODE_FAIL), so that a zero maximum means every
+// task completed.
+func arrayStatus(j *Job) uint32 {
+	if j.ExitCode == 0 && j.Base() != msg.JobComplete {
+		return 9
+	}
+	return j.ExitCode
 }
 
 // arrayRequeued is the meta record's ARRAY_TASK_REQUEUED: a task of the

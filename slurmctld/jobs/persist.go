@@ -269,7 +269,7 @@ func (m *Manager) LoadSnapshot(_ uint64, r io.Reader) error {
 // Recovered finishes a restore (after state.Open replayed everything):
 // priorities continue below the recovered ones.
 func (m *Manager) Recovered(now int64) {
-	m.recoverHooks()
+	m.recoverHooks(now)
 	for _, j := range m.Jobs() {
 		if j.Priority != 0 && !j.AdminPrio {
 			m.prio.Recover(j.Priority)

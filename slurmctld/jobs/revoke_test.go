@@ -66,3 +66,38 @@ func TestRequeueNoLaunchInRevokedSecond(t *testing.T) {
 		})
 	}
 }
+
+// batch_requeue_fini pushes the begin time once the requeued job's nodes
+// are clean: a StartTime=now given while it was still completing does
+// not let it start before its credentials expire.
+func TestRequeueStartTimeWhileCompletingIsPushed(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(&MemJournal{})
+	d := batchDesc(alice)
+	d.Requeue = 1
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, root, cl, t0+10); err != nil {
+		t.Fatal(err)
+	}
+	u := msg.NewJobDesc()
+	u.JobID, u.BeginTime = id, t0+10
+	if _, err := m.Update(u, root, cl, t0+10); err != nil {
+		t.Fatal(err)
+	}
+	if ls := launches(mustSchedule(t, m, cl, t0+11)); len(ls) != 0 {
+		t.Fatal("started while completing")
+	}
+	for _, n := range append([]string(nil), j.Completing...) {
+		if _, err := m.EpilogComplete(id, n, root, t0+12); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j.BeginTime != t0+12+credLifetime || j.SubmitTime != t0+12 {
+		t.Fatalf("begin %d submit %d", j.BeginTime, j.SubmitTime)
+	}
+	if ls := launches(mustSchedule(t, m, cl, t0+13)); len(ls) != 0 || j.Reason != ReasonBeginTime {
+		t.Fatalf("launches %d reason %d", len(ls), j.Reason)
+	}
+}

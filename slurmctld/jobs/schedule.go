@@ -181,7 +181,9 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 				s.Running = append(s.Running, a)
 			}
 		}
-		if !j.Pending() {
+		if !j.Pending() || j.IsCompleting() {
+			// A requeued job waits for its nodes to be clean
+			// (_job_runnable_test1).
 			continue
 		}
 		if dry {
@@ -530,6 +532,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	j.StateDesc = ""
 	j.Partition = st.Partition
 	j.StartTime = now
+	j.ExitCode = 0 // a requeued job's last run's (select_nodes)
 	j.Bitflags = j.Bitflags&^jobDependent | wasRunning
 	j.EstStart = 0
 	j.schedNodes = ""

@@ -388,6 +388,11 @@ func (m *Manager) requeueOne(j *Job, flags uint32, c Caller, cl *Cluster, now in
 const credLifetime = 121
 
 func (m *Manager) requeue(j *Job, flags uint32, now int64) {
+	if j.Finished() && j.ArrayTaskID != NoVal {
+		// The array's exit range (min/max_exit_code) counted this run
+		// when it ended; the requeue does not take it back.
+		j.EarlierExits = append(j.EarlierExits, arrayStatus(j))
+	}
 	m.requeued(j, now)
 	completing := j.State & msg.JobCompleting
 	j.State = msg.JobPending | completing
@@ -397,17 +402,10 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	if len(j.Nodes) > 0 {
 		j.RanNodes = uint32(len(j.Nodes))
 	}
-	if j.BeginTime <= now {
-		j.BeginTime = now + credLifetime
-	}
-	// batch_requeue_fini: the job counts as submitted anew (a second
-	// later when it was submitted this very second).
-	if j.SubmitTime == now {
-		j.SubmitTime = now + 1
-	} else {
-		j.SubmitTime = now
-	}
-	j.EndTime, j.ExitCode, j.DerivedEC = 0, 0, 0
+	// The exit codes stay until the next start (select_nodes clears
+	// exit_code; derived_ec is never cleared): squeue and scontrol show
+	// the last run's while the job pends.
+	j.EndTime = 0
 	j.EligibleTime = 0
 	j.Steps = nil
 	// _job_requeue_op leaves the reason and the priority alone, except
@@ -430,6 +428,25 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
 		j.NodeGres = nil
 		j.TotalCPUs = 0
+		requeueFini(j, now)
 	}
 	m.touch(j, now)
+}
+
+// requeueFini is batch_requeue_fini's timing, done once the requeued
+// job's nodes are clean (at once when it had none to clean): the job
+// counts as submitted anew (a second later when it was submitted this
+// very second), and a begin time not in the future is pushed past the
+// credential lifetime, so that no launch carries a credential slurmd
+// revoked. A StartTime=now set while the job was still completing is
+// pushed too, as in real slurmctld.
+func requeueFini(j *Job, now int64) {
+	if j.BeginTime <= now {
+		j.BeginTime = now + credLifetime
+	}
+	if j.SubmitTime == now {
+		j.SubmitTime = now + 1
+	} else {
+		j.SubmitTime = now
+	}
 }

@@ -327,6 +327,11 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	}
 	var wake []Action
 	if all {
+		// The derived exit code is the highest of the job's srun steps
+		// (an OOM kill wins), over all its runs: a requeue keeps it.
+		if st.ID != msg.StepIDBatch && st.ID != msg.StepIDExtern && (st.ExitRC == sigOOM || st.ExitRC > j.DerivedEC) {
+			j.DerivedEC = st.ExitRC
+		}
 		// Its CPUs, cores and memory are free again: waiting sruns try
 		// again.
 		j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)
