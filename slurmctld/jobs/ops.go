@@ -88,7 +88,7 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 		var acts []Action
 		if rc := m.immediateRefusal(j, cl, now, &acts); rc != 0 {
 			// job_allocate fails the job before it looks for nodes.
-			m.failImmediate(j, now)
+			m.failImmediate(j, now, &acts)
 			out, err := m.finish(acts)
 			if err != nil {
 				return nil, out, err
@@ -111,7 +111,7 @@ func (m *Manager) Allocate(d *msg.JobDesc, c Caller, cl *Cluster, now int64) (*m
 		if j.Reason == ReasonResources || j.Reason == ReasonPriority {
 			rcErr = serr(slurmerr.ESLURM_NODES_BUSY)
 		}
-		m.failImmediate(j, now)
+		m.failImmediate(j, now, &kept)
 	}
 	out, err := m.finish(kept)
 	if err != nil {
@@ -139,12 +139,20 @@ func (m *Manager) refused(err error) (*msg.SubmitResponse, Outcome, error) {
 	return nil, out, err
 }
 
-// failImmediate ends an --immediate job that cannot start now.
-func (m *Manager) failImmediate(j *Job, now int64) {
+// failImmediate ends an --immediate job that cannot start now, as
+// job_allocate: FAILED, exit code 1, reason BadConstraints, started and
+// ended now, then job_completion_logger (FAIL mail, the jobcomp record,
+// SRUN_JOB_COMPLETE to the srun or salloc).
+func (m *Manager) failImmediate(j *Job, now int64, actions *[]Action) {
 	j.setBase(msg.JobFailed)
 	j.Reason = uint16(sched.ReasonBadConstraints)
-	j.EndTime, j.ExitCode = now, 1
+	j.StateDesc = ""
+	j.StartTime, j.EndTime, j.ExitCode = now, now, 1
 	m.touch(j, now)
+	m.ended(j, false, false, now)
+	if j.OtherPort != 0 {
+		*actions = append(*actions, srunJobComplete(j))
+	}
 }
 
 // immediateRefusal is job_allocate's test of an --immediate job before

@@ -2,9 +2,11 @@ package jobs
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
@@ -38,7 +40,7 @@ func TestImmediateRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := testCluster()
-			m := newTestManager(nil)
+			m := hookManager(HookConfig{MailProg: "/bin/mail", JobCompType: "jobcomp/filetxt", JobCompLoc: "/var/log/jc"})
 			d := batchDesc(alice)
 			d.MinNodes, d.ReqNodes, d.Shared = 2, msg.Str("n[1-2]"), 0
 			run := mustSubmit(t, m, cl, d, alice, t0)
@@ -53,10 +55,12 @@ func TestImmediateRefusals(t *testing.T) {
 			d = msg.NewJobDesc()
 			d.UserID, d.GroupID = alice.UID, alice.GID
 			d.MinNodes, d.Immediate, d.Shared = 1, 1, 0
+			d.MailType, d.RespHost, d.OtherPort = MailFail|MailEnd, msg.Str("10.0.0.2"), 4242
 			if tc.edit != nil {
 				tc.edit(d, run)
 			}
-			a, _, err := m.Allocate(d, alice, cl, t0+1)
+			m.TakeScripts(cl)
+			a, out, err := m.Allocate(d, alice, cl, t0+1)
 			if code(err) != tc.want {
 				t.Fatalf("code %d (%v), want %d", code(err), err, tc.want)
 			}
@@ -73,8 +77,28 @@ func TestImmediateRefusals(t *testing.T) {
 					j = x
 				}
 			}
-			if j.Base() != msg.JobFailed || j.Reason != uint16(sched.ReasonBadConstraints) || j.ExitCode != 1 {
+			if j.Base() != msg.JobFailed || j.Reason != uint16(sched.ReasonBadConstraints) || j.ExitCode != 1 ||
+				j.StartTime != t0+1 || j.EndTime != t0+1 {
 				t.Fatalf("immediate job left as %+v", j)
+			}
+			// job_completion_logger: the FAIL mail, the jobcomp record,
+			// SRUN_JOB_COMPLETE to the srun.
+			ss := m.TakeScripts(cl)
+			mails, comps := scriptsOf(ss, ScriptMail), scriptsOf(ss, ScriptJobCompFile)
+			if len(mails) != 1 || !strings.Contains(mails[0].Argv[2], " Failed, ") {
+				t.Fatalf("mails %+v", mails)
+			}
+			if len(comps) != 1 || !strings.Contains(comps[0].Line, " JobState=FAILED ") {
+				t.Fatalf("jobcomp records %+v", comps)
+			}
+			var done int
+			for _, act := range out.Actions {
+				if sm, ok := act.(SrunMessage); ok && sm.MsgType == msgtype.SRUN_JOB_COMPLETE && sm.Port == 4242 {
+					done++
+				}
+			}
+			if done != 1 {
+				t.Fatalf("actions %+v", out.Actions)
 			}
 		})
 	}
