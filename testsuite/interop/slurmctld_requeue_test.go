@@ -151,3 +151,61 @@ exit 0`
 	want, got := ctldOnBoth(t, c, real, ours, run)
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldImmediateFailHooks: an srun --immediate whose allocation
+// cannot start at once (its node busy, or its own --begin ahead) fails
+// as under real slurmctld: srun's message, the job FAILED with reason
+// BadConstraints, its FAIL mail and its jobcomp/filetxt record.
+func TestSlurmctldImmediateFailHooks(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loc := filepath.Join(dir, "jobcomp.txt")
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 1, CPUs: 2, ExtraConf: []string{
+		"MailProg=" + hookScript(t, dir, "mail"),
+		"JobCompType=jobcomp/filetxt", "JobCompLoc=" + loc}})
+	fieldsRE := regexp.MustCompile(`(JobState|Reason|ExitCode|Restarts)=\S+`)
+	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		if err := os.Truncate(loc, 0); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		busy := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "busy", "--exclusive", "--wrap", "sleep 300")
+		ctldWaitJob(t, c, busy, 60*time.Second, "RUNNING")
+		for i, tc := range []struct{ name, arg string }{
+			{"node busy", "-w"},
+			{"own begin", "--begin=now+3600"},
+		} {
+			args := []string{"-I", "-J", "imm", "--mail-type=ALL", "-D", c.Dir}
+			if tc.arg == "-w" {
+				args = append(args, "-w", "n1")
+			} else {
+				args = append(args, tc.arg)
+			}
+			srun := ctldRun(c, append(append([]string{"srun"}, args...), "true")...)
+			id := busy + uint32(i) + 1
+			ctldWaitJob(t, c, id, 60*time.Second, "FAILED")
+			show, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(id))
+			var b []byte
+			c.Poll(60*time.Second, func() bool {
+				b, _ = os.ReadFile(loc)
+				return strings.Count(string(b), "\n") >= i+1
+			})
+			recs := strings.SplitAfter(string(b), "\n")
+			rec := ""
+			if i < len(recs) {
+				rec = recs[i]
+			}
+			out[tc.name] = srun + fmt.Sprintln(fieldsRE.FindAllString(show, -1)) +
+				"jobcomp: " + ctldMasked(rec) + "mail:\n" + hookRuns(t, c, dir, "mail", 1)
+		}
+		ctldRun(c, "scancel", fmt.Sprint(busy))
+		ctldWaitJob(t, c, busy, 60*time.Second, "CANCELLED", "COMPLETED")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, run)
+	ctldCompare(t, want, got)
+}
