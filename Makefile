@@ -27,9 +27,9 @@ build:
 # cgroups (suspend, slurmd jobs, --pty) stay in one shard (the rest): concurrent clusters
 # use the same node names and job ids, hence the same cgroup paths. INTEROP_C holds
 # controller tests whose clusters run real slurmd under task/none, INTEROP_D more of them.
-INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray)
+INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray|TestSlurmctldRequeue|TestSlurmctldImmediate|TestSlurmctldTrigger|TestSlurmctldEpilogSlurmctldRestart|TestSlurmctldPowerSave)
 INTEROP_C = ^(TestSlurmctldLateRefusal|TestSlurmctldUnholdableDiff|TestSlurmctldCoreSpecDiff|TestSlurmctldMail|TestSlurmctldPrologSlurmctld|TestSlurmctldPrologEpilogSlurmctld|TestSlurmctldJobComp|TestSlurmctldHooksNodeFail|TestSlurmctldPreempt|TestSlurmctldStepNodes|TestGoslurmStepNodes|TestSlurmctldPlanned|TestSlurmctldBFLicenses|TestSlurmctldAllowZeroLic|TestSlurmctldSdiag|TestSlurmctldAdmin|TestSlurmctldWarnSignal|TestSlurmctldDeadline|TestSlurmctldAfterCorr|TestSlurmctldSbcast|TestSlurmctldPrologFlags|TestSlurmctldStepLimit|TestSlurmctldStepAlloc)
-INTEROP_D = ^(TestSlurmctldGres|TestSlurmctldHetJob|TestSlurmctldTrigger|TestSlurmctldResv|TestSlurmctldEpilogSlurmctldRestart)
+INTEROP_D = ^(TestSlurmctldGres|TestSlurmctldHetJob|TestSlurmctldResv)
 test: build
 	$(GO) vet ./...
 	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
