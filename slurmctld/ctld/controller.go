@@ -104,6 +104,11 @@ type Controller struct {
 
 	trig  *trigger.Manager // event triggers (admin_trigger.go, trigger_run.go)
 	trigS trigState
+
+	ps      *powerState // power saving (powersave.go); nil until runPowerSave starts
+	psProcs powerProcs  // the power programs running (powersave_run.go)
+	// powerKill: nodes whose jobs power_down_force kills (tickJobs).
+	powerKill []string
 }
 
 // New builds a controller from its configuration.
@@ -288,6 +293,7 @@ func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
 	}
 	n.NextState = o.NextState
 	n.BootReqTime = o.BootReqTime // a reboot under way survives a reconfigure
+	n.PowerSaveReqTime, n.psBooting = o.PowerSaveReqTime, o.psBooting
 	// The devices slurmd registered stay known until it registers
 	// again: jobs still running hold indices into them.
 	n.gresRecs = o.gresRecs
@@ -606,10 +612,14 @@ func (c *Controller) Run(ctx context.Context) {
 	if ctrl != nil {
 		c.inControl(ctx, ctrl, &wg)
 	}
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		c.runResv(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		c.runPowerSave(ctx)
 	}()
 	go func() {
 		defer wg.Done()

@@ -176,12 +176,14 @@ func schedNodeState(n *Node) sched.NodeState {
 	if n.IsFail() {
 		s |= sched.NodeFail
 	}
-	if n.IsNoRespond() {
+	if n.IsNoRespond() && !n.Has(msg.NodeStatePoweringUp) {
+		// A node being powered up takes jobs, which wait for it.
 		s |= sched.NodeNoRespond
 	}
 	if n.IsFuture() {
 		s |= sched.NodeFuture
 	}
+	s |= schedPowerState(n) // powersave_jobs.go
 	if n.resuming {
 		s |= sched.NodeResuming
 	}
@@ -866,7 +868,15 @@ func (c *Controller) tickJobs(ctx context.Context) {
 		if err != nil {
 			return all, err
 		}
-		for _, node := range c.downNodesWithJobs() {
+		if up, err := m.PowerUpReady(cl, now); err != nil { // powersave_jobs.go
+			return all, err
+		} else {
+			all.Actions = append(all.Actions, up.Actions...)
+			if up.Ticket != nil {
+				all.Ticket = up.Ticket
+			}
+		}
+		for _, node := range append(c.downNodesWithJobs(), c.takePowerKills()...) {
 			c.log.Info(fmt.Sprintf("Killing jobs on DOWN node %s", node))
 			o, err := m.NodeDown(node, cl, now)
 			all.Actions = append(all.Actions, o.Actions...)

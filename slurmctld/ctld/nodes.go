@@ -65,6 +65,17 @@ type Node struct {
 	// up but starts nothing on it until it is back.
 	resuming bool
 
+	// PowerSaveReqTime is when the node was set POWERING_DOWN
+	// (power_save_req_time): it is POWERED_DOWN SuspendTimeout later.
+	PowerSaveReqTime int64
+	// psSuspendTime, psSuspendTimeout and psResumeTimeout are its power
+	// saving times in seconds, the largest its partitions set or
+	// slurm.conf's (setPowerTimeouts); psSuspendTime psInfinite: never.
+	psSuspendTime, psSuspendTimeout, psResumeTimeout int64
+	// psBooting: woken by power saving and not registered since (22.05's
+	// booting_node_bitmap), so ResumeTimeout applies.
+	psBooting bool
+
 	// tresWeights is the node line's TRESWeights= (per base unit, mem
 	// per MB); nil when unset, so the billing weight is the CPU count.
 	tresWeights map[string]float64

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/slurmctld/gres"
 )
@@ -55,6 +56,9 @@ type SavedNode struct {
 	// LastResponse is last_response: a node that rebooted while the
 	// controller was down is seen to have done so.
 	LastResponse int64 `json:"last_response,omitempty"`
+	// PowerSaveReqTime is power_save_req_time: when the node was set
+	// POWERING_DOWN (its SuspendTimeout counts from it).
+	PowerSaveReqTime int64 `json:"power_save_req_time,omitempty"`
 
 	// GresRecs are the gres.conf records the node's slurmd last
 	// registered (GresRegistered: it did, maybe with none). Jobs get
@@ -87,6 +91,10 @@ func restoreReboot(n *Node, s *SavedNode) {
 		n.NextState = *s.NextState
 	}
 	n.BootReqTime, n.LastResponse = s.BootReqTime, s.LastResponse
+	n.PowerSaveReqTime = s.PowerSaveReqTime
+	// 22.05 does not save booting_node_bitmap; a node still powering up
+	// is awaited (and times out) again.
+	n.psBooting = n.Has(msg.NodeStatePoweringUp)
 	if s.GresRegistered && n.gresRecs == nil {
 		n.gresRecs = append([]gres.Record{}, s.GresRecs...)
 	}
@@ -114,6 +122,7 @@ func (c *Controller) savedState() SavedState {
 			State: n.State, Features: n.Features, FeaturesAct: n.FeaturesAct, FeaturesActEmpty: n.actEmpty,
 			Comment: n.Comment, Extra: n.Extra, CPUBind: n.CPUBind, Weight: n.Weight,
 			NextState: savedNextState(n.NextState), BootReqTime: n.BootReqTime, LastResponse: n.LastResponse,
+			PowerSaveReqTime: n.PowerSaveReqTime,
 			GresRecs: n.gresRecs, GresRegistered: n.gresRecs != nil,
 		})
 	}
@@ -129,6 +138,9 @@ func (c *Controller) savedState() SavedState {
 func (c *Controller) RestoreNodes(saved []SavedNode) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	powerSave := c.cfg.Conf.SuspendProgram != "" && c.cfg.Conf.ResumeProgram != ""
+	var cleared []string
+	now := c.now().Unix()
 	for i := range saved {
 		s := &saved[i]
 		n := c.nodeIndex[s.Name]
@@ -137,6 +149,9 @@ func (c *Controller) RestoreNodes(saved []SavedNode) {
 		}
 		if n.IsUnknown() {
 			// A version 1 file has no State: nothing more.
+			if restorePower(n, s.State, powerSave) {
+				cleared = append(cleared, n.Name)
+			}
 			n.State |= s.State & restoredFlags
 			if s.Down {
 				n.State = msg.NodeStateDown | (n.State &^ msg.NodeStateBase)
@@ -158,8 +173,35 @@ func (c *Controller) RestoreNodes(saved []SavedNode) {
 			n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
 		}
 		restoreReboot(n, s)
+		if !n.Has(msg.NodeStatePoweredDown) {
+			n.LastBusy = now
+		}
 	}
-	c.lastNodeUpdate = c.now().Unix()
+	if len(cleared) > 0 {
+		c.log.Info("Cleared POWER_SAVE flag from nodes " + hostlist.Compress(cleared))
+	}
+	c.lastNodeUpdate = now
+}
+
+// restorePower is the default start's recovery of the power saving flags
+// of a node slurm.conf leaves UNKNOWN: with power saving configured a
+// node saved POWERED_DOWN or POWERING_DOWN comes back IDLE with that
+// flag, one POWERING_UP keeps it; without, the flags are dropped and it
+// reports so (the caller logs the nodes).
+func restorePower(n *Node, saved uint32, powerSave bool) (cleared bool) {
+	down := saved & (msg.NodeStatePoweredDown | msg.NodeStatePoweringDown)
+	up := saved & msg.NodeStatePoweringUp
+	if down == 0 && up == 0 {
+		return false
+	}
+	if !powerSave {
+		return true
+	}
+	if down != 0 {
+		n.State = msg.NodeStateIdle | n.State&^msg.NodeStateBase | down
+	}
+	n.State |= up
+	return false
 }
 
 // RecoverFull is slurmctld -R: the saved node and partition records

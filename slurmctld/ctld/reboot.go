@@ -216,7 +216,8 @@ func (c *Controller) suspendedJobsPerNode() []int {
 func (c *Controller) checkRebootNodes(now int64) (waiting bool) {
 	timeout := int64(c.cfg.Conf.ResumeTimeout)
 	for _, n := range c.nodes {
-		booting := n.Has(msg.NodeStateRebootIssued) || n.Has(msg.NodeStatePoweringUp)
+		// With power saving on, its own pass times out the nodes it woke.
+		booting := n.Has(msg.NodeStateRebootIssued) || (!c.powerOn() && n.Has(msg.NodeStatePoweringUp))
 		if !booting || n.BootReqTime == 0 {
 			continue
 		}

@@ -140,6 +140,12 @@ func (c *Controller) registerNode(reg *msg.NodeRegistration, protoVersion uint16
 		n.ProtocolVersion, n.Version = protoVersion, reg.Version.Value
 		return false, out, nil
 	}
+	if waitingForNodePowerDown(n, int64(c.cfg.Conf.SuspendTimeout)) {
+		c.log.Debug(fmt.Sprintf("Still waiting for node '%s' to power off", n.Name))
+		n.ProtocolVersion, n.Version = protoVersion, reg.Version.Value
+		return false, out, nil
+	}
+	n.psBooting = false
 	out = c.validateJobsOnNode(reg, n, now)
 	return c.validateNodeSpecs(reg, protoVersion, n, now), out, nil
 }
@@ -190,9 +196,18 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 	if n.FreeMem != reg.FreeMem {
 		n.FreeMem, n.FreeMemTime = reg.FreeMem, now
 	}
-	if n.IsNoRespond() {
+	if n.IsNoRespond() || n.Has(msg.NodeStatePoweringUp) || poweredDownish(n) {
 		c.log.Info(fmt.Sprintf("Node %s now responding", n.Name))
+		// Back from power saving (maybe out of band, or after
+		// ResumeTimeout): idle from now on, for SuspendTime to count.
+		if n.Has(msg.NodeStatePoweringUp) || n.Has(msg.NodeStatePoweredDown) {
+			n.LastBusy = now
+		}
+		if n.Has(msg.NodeStatePoweringUp) {
+			n.LastResponse = now
+		}
 		n.State &^= msg.NodeStateNoRespond | msg.NodeStatePoweringUp | msg.NodeStatePoweredDown | msg.NodeStatePoweringDown
+		c.lastNodeUpdate = now
 	}
 	wasInvalid := n.Has(msg.NodeStateInvalidReg)
 	n.State &^= msg.NodeStateInvalidReg

@@ -147,6 +147,10 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 			n.Reason, n.ReasonTime, n.ReasonUID = req.Reason.Value, now, uid
 			c.log.Info(fmt.Sprintf("update_node: node %s reason set to: %s", n.Name, n.Reason))
 		}
+		if isPowerRequest(state) && c.powerOn() {
+			c.setPowerState(n, state, now) // powersave_update.go
+			continue
+		}
 		nrc, acctUpdated := c.setNodeState(n, state, now)
 		if nrc != 0 {
 			rc = nrc
@@ -221,8 +225,8 @@ func equivalentState(n *Node, st uint32) bool {
 	return false
 }
 
-// validStateChange is _valid_node_state_change (power saving is not
-// supported, so the POWER_* requests are refused as with it off).
+// validStateChange is _valid_node_state_change with power saving off (the
+// POWER_* requests are refused; with it on UpdateNode takes them first).
 func validStateChange(old, st uint32) bool {
 	if old == st {
 		return true
@@ -263,6 +267,9 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 		return 0, false
 	}
 	base := n.Base()
+	if isPowerRequest(state) {
+		c.log.Info("attempt to do power work on node but PowerSave is disabled")
+	}
 	if !validStateChange(n.State, state) {
 		c.log.Info(fmt.Sprintf("Invalid node state transition requested for node %s from=%s to=%s",
 			n.Name, StateString(n.State), StateString(state)))

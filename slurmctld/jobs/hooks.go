@@ -107,6 +107,9 @@ type hookState struct {
 	requeueCause requeueCause
 	// restart: recovered jobs RestartActions still has work for.
 	restart []uint32
+	// prolog: jobs whose PrologSlurmctld still runs (a job waiting for
+	// its nodes to power up waits for it too).
+	prolog map[uint32]bool
 }
 
 // TakeScripts returns the hooks the calls since the last one asked for;
@@ -123,7 +126,15 @@ func (m *Manager) TakeScripts(cl *Cluster) []Script {
 	return s
 }
 
-func (m *Manager) addScript(s Script) { m.hooks.scripts = append(m.hooks.scripts, s) }
+func (m *Manager) addScript(s Script) {
+	if s.Kind == ScriptPrologCtld {
+		if m.hooks.prolog == nil {
+			m.hooks.prolog = map[uint32]bool{}
+		}
+		m.hooks.prolog[s.JobID] = true
+	}
+	m.hooks.scripts = append(m.hooks.scripts, s)
+}
 
 // mailUser is _get_mail_user: --mail-user, else the user's name with
 // MailDomain appended.

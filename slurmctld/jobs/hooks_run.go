@@ -109,6 +109,7 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 		m.logf(slog.LevelError, "prep_prolog_slurmctld_callback: missing JobId=%d", jobID)
 		return Outcome{}, nil
 	}
+	delete(m.hooks.prolog, jobID)
 	if j.State&msg.JobConfiguring == 0 {
 		return Outcome{}, nil // cancelled or requeued meanwhile
 	}
@@ -130,6 +131,12 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 	if !j.Running() {
 		return m.finish(nil)
 	}
+	if j.State&msg.JobPowerUpNode != 0 && !nodesReady(j, cl) {
+		// Still waiting for nodes to power up (PowerUpReady ends it).
+		j.State |= msg.JobConfiguring
+		return m.finish(nil)
+	}
+	j.State &^= msg.JobPowerUpNode
 	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
 	return m.finish(m.configFini(j, cl, now))
 }

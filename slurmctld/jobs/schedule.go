@@ -572,8 +572,9 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 	}
 	j.Completing = nil
 	m.touch(j, now)
-	if m.started(j, now) {
-		return nil // PrologSlurmctld runs first (PrologDone launches)
+	powerUp := m.powerUpHold(j, cl) // powerup.go
+	if m.started(j, now) || (powerUp && (j.Batch || j.HetJobID != 0)) {
+		return nil // PrologSlurmctld runs first (PrologDone launches), or the nodes power up (PowerUpReady)
 	}
 	var prolog []Action
 	if !prologRunning(j) {

@@ -1,0 +1,22 @@
+package ctld
+
+import (
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// schedPowerState is what power saving adds to a node's scheduling
+// state. POWERING_DOWN nodes take no job until their SuspendTimeout is
+// over, nor idle ones asked to power down; POWERED_DOWN and POWERING_UP
+// ones take jobs, which wait CONFIGURING for them (sched.NodePoweredDown
+// tells the job manager).
+func schedPowerState(n *Node) sched.NodeState {
+	var s sched.NodeState
+	if n.Has(msg.NodeStatePoweringDown) || (n.Has(msg.NodeStatePowerDown) && !n.Has(msg.NodeStatePoweredDown)) {
+		s |= sched.NodeDown
+	}
+	if n.Has(msg.NodeStatePoweredDown) || n.Has(msg.NodeStatePoweringUp) {
+		s |= sched.NodePoweredDown
+	}
+	return s
+}

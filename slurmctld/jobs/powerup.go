@@ -1,0 +1,63 @@
+package jobs
+
+import (
+	"log/slog"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// Jobs started on nodes that power saving turned off (select_nodes'
+// POWER_UP_NODE): the job is RUNNING but CONFIGURING until its nodes
+// are back; the batch script and the PrologFlags=Alloc prolog wait for
+// them. The controller's power saving wakes the nodes.
+
+// powerUpHold marks j CONFIGURING with POWER_UP_NODE when one of its
+// nodes is powered down or powering up, and reports it.
+func (m *Manager) powerUpHold(j *Job, cl *Cluster) bool {
+	for _, i := range j.NodeIdx {
+		if i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+			j.State |= msg.JobConfiguring | msg.JobPowerUpNode
+			return true
+		}
+	}
+	return false
+}
+
+// nodesReady is test_job_nodes_ready for a job waiting for power up:
+// none of its nodes is powered down or powering up.
+func nodesReady(j *Job, cl *Cluster) bool {
+	for _, i := range j.NodeIdx {
+		if i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// PowerUpReady is job_time_limit's end of configuration for the jobs
+// whose nodes came back (and whose PrologSlurmctld ended): job_config_fini
+// resets their start time (the time spent powering up does not count),
+// then the PrologFlags=Alloc prolog and the batch script are launched.
+func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
+	var actions []Action
+	for _, j := range m.Jobs() {
+		if j.State&msg.JobPowerUpNode == 0 || j.State&msg.JobConfiguring == 0 || !j.Running() ||
+			m.hooks.prolog[j.ID] || !nodesReady(j, cl) {
+			continue
+		}
+		m.logf(slog.LevelInfo, "job_time_limit: Configuration for %s complete", jobIDString(j))
+		m.logf(slog.LevelInfo, "Resetting %s start time for node power up", jobIDString(j))
+		j.State &^= msg.JobConfiguring | msg.JobPowerUpNode
+		j.StartTime = now
+		j.EndTime = now + m.limitSeconds(j, cl)
+		m.touch(j, now)
+		actions = append(actions, m.launchProlog(j, cl, now)...)
+		if j.HetJobID != 0 {
+			actions = append(actions, m.hetStarted(j, cl, now)...)
+		} else if j.Batch {
+			actions = append(actions, LaunchBatch{JobID: j.ID, Node: j.BatchHost, Msg: m.batchLaunch(j, cl, now)})
+		}
+	}
+	return m.finish(actions)
+}
