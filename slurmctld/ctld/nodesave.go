@@ -123,7 +123,7 @@ func (c *Controller) savedState() SavedState {
 			Comment: n.Comment, Extra: n.Extra, CPUBind: n.CPUBind, Weight: n.Weight,
 			NextState: savedNextState(n.NextState), BootReqTime: n.BootReqTime, LastResponse: n.LastResponse,
 			PowerSaveReqTime: n.PowerSaveReqTime,
-			GresRecs: n.gresRecs, GresRegistered: n.gresRecs != nil,
+			GresRecs:         n.gresRecs, GresRegistered: n.gresRecs != nil,
 		})
 	}
 	for _, p := range c.parts {
