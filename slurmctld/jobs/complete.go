@@ -240,7 +240,8 @@ func (m *Manager) Tick(cl *Cluster, now int64) (Outcome, error) {
 			if now >= j.EndTime {
 				actions = append(actions, m.preemptJob(j, cl, now)...)
 			}
-		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite:
+		case j.Base() == msg.JobRunning && j.EndTime != 0 && now >= j.EndTime+over && m.timeLimit(j, cl) != Infinite &&
+			j.State&msg.JobPowerUpNode == 0: // waiting for nodes to power up: its time starts after (powerup.go)
 			m.logf(slog.LevelInfo, "Time limit exhausted for JobId=%d", j.ID)
 			m.endJob(j, msg.JobTimeout, ReasonTimeLimit, now)
 			j.EndTime = now

@@ -184,23 +184,17 @@ func powerMode(t *testing.T, dir, node, mode string) {
 	}
 }
 
-// TestSlurmctldPowerSave compares, between Debian's slurmctld and ours,
-// power saving as the real sinfo, scontrol and squeue show it, and the
-// calls of SuspendProgram, ResumeProgram and ResumeFailProgram: idle
-// nodes suspended after SuspendTime (n3 excluded by SuspendExcNodes),
-// POWERING_DOWN then POWERED_DOWN after SuspendTimeout; a restart keeps
-// them powered down; a batch job sent to a powered-down node waits
-// CONFIGURING while the node powers up, then runs; a node not back within
-// ResumeTimeout goes DOWN; scontrol's power_down and power_up.
-func TestSlurmctldPowerSave(t *testing.T) {
-	real := ctldharness.RealSbin(t, "slurmctld")
-	ours := ctldBuildOurs(t)
+// powerCluster is a three-node cluster (one CPU each) whose real
+// slurmds run under powerWrapper, with the power programs above writing
+// to dir/power.log; n3 is excluded from power saving.
+func powerCluster(t *testing.T) (c *ctldharness.Cluster, dir string) {
+	t.Helper()
 	slurmd := ctldharness.RealSbin(t, "slurmd")
 	scontrol, err := exec.LookPath("scontrol")
 	if err != nil {
 		t.Skip("no scontrol")
 	}
-	dir, err := os.MkdirTemp("", "powersave-")
+	dir, err = os.MkdirTemp("", "powersave-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +213,7 @@ func TestSlurmctldPowerSave(t *testing.T) {
 	suspend := write("suspend.sh", fmt.Sprintf(powerSuspend, dir, scontrol))
 	resume := write("resume.sh", fmt.Sprintf(powerResume, dir))
 	fail := write("resumefail.sh", fmt.Sprintf(powerFail, dir))
-	c := ctldharness.New(t, ctldharness.Options{
+	c = ctldharness.New(t, ctldharness.Options{
 		Nodes: 3, CPUs: 1, OurSlurmd: wrapper,
 		ExtraConf: []string{
 			"SuspendProgram=" + suspend,
@@ -232,83 +226,45 @@ func TestSlurmctldPowerSave(t *testing.T) {
 			"SlurmctldParameters=power_save_interval=1",
 		},
 	})
+	return c, dir
+}
 
-	run := func(bin string, args, restartArgs []string) map[string]string {
-		out := map[string]string{}
-		_ = os.Remove(filepath.Join(dir, "power.log"))
+// powerRun starts the controller bin (args) on c with every node
+// switched on and a fresh program log, runs steps, which records what
+// it wants compared, and stops everything.
+func powerRun(t *testing.T, c *ctldharness.Cluster, dir, bin string, args []string,
+	steps func(record func(string, string), wait func(string, time.Duration, func() bool))) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	_ = os.Remove(filepath.Join(dir, "power.log"))
+	for _, n := range []string{"n1", "n2", "n3"} {
+		powerMode(t, dir, n, "on")
+	}
+	c.Start(bin, args...)
+	defer c.Stop()
+	defer func() {
 		for _, n := range []string{"n1", "n2", "n3"} {
 			powerMode(t, dir, n, "on")
 		}
-		c.Start(bin, args...)
-		defer c.Stop()
-		defer func() {
-			for _, n := range []string{"n1", "n2", "n3"} {
-				powerMode(t, dir, n, "on")
-			}
-		}()
-		step := 0
-		record := func(name, s string) {
-			step++
-			out[fmt.Sprintf("%02d %s", step, name)] = s
-		}
-		wait := func(what string, limit time.Duration, ok func() bool) {
-			t.Helper()
-			if err := c.Poll(limit, ok); err != nil {
-				t.Fatalf("%s: %v\n%s\n%s", what, err, powerView(c), powerLog(dir))
-			}
-		}
-		waitState := func(node, st string) {
-			t.Helper()
-			wait(node+" "+st, 90*time.Second, func() bool { return powerSinfo(c, node) == st })
-		}
-
-		// Idle nodes power down; n3 is excluded.
-		waitState("n1", "idle~")
-		waitState("n2", "idle~")
-		record("suspended", powerView(c))
-		record("suspend calls", powerLog(dir))
-
-		// A restart keeps them powered down.
-		c.StopCtld()
-		c.StartCtld(bin, restartArgs...)
-		waitState("n3", "idle")
-		record("after restart", powerView(c))
-
-		// A batch job sent to a powered-down node waits CONFIGURING
-		// while the node powers up.
-		job := ctldSbatch(t, c, "-w", "n1", "-o", "/dev/null", "--wrap", "true")
-		ctldWaitJob(t, c, job, 60*time.Second, "CONFIGURING")
-		wait("n1 powering up", 60*time.Second, func() bool { return strings.Contains(powerLog(dir), "resume: n1") })
-		record("job configuring", powerView(c))
-		record("job configuring squeue", ctldRun(c, "squeue", "-h", "-o", "%i %T %N %r"))
-		record("resume calls", powerLog(dir))
-		powerMode(t, dir, "n1", "on")
-		ctldWaitJob(t, c, job, 120*time.Second, "COMPLETED")
-		record("job done", powerView(c))
-		// Idle again: powered down again.
-		waitState("n1", "idle~")
-		record("n1 suspended again", powerView(c))
-
-		// power_up of a node that does not come back: DOWN after
-		// ResumeTimeout, ResumeFailProgram.
-		record("power_up n2", ctldRun(c, "scontrol", "update", "nodename=n2", "state=power_up"))
-		wait("n2 timed out", 120*time.Second, func() bool {
-			return strings.HasPrefix(powerSinfo(c, "n2"), "down")
-		})
-		record("n2 timed out", powerView(c))
-		wait("ResumeFailProgram", 30*time.Second, func() bool { return strings.Contains(powerLog(dir), "fail: n2") })
-
-		// power_up of a node that is up; power_down of the excluded
-		// node, twice.
-		record("power_up n3", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_up"))
-		record("power_down n3", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_down"))
-		waitState("n3", "idle~")
-		record("n3 powered down", powerView(c))
-		record("calls", powerLog(dir))
-		return out
+	}()
+	step := 0
+	record := func(name, s string) {
+		step++
+		out[fmt.Sprintf("%02d %s", step, name)] = s
 	}
-	want := run(real, []string{"-c", "-i"}, []string{"-i"})
-	got := run(ours, []string{"-c"}, nil)
+	wait := func(what string, limit time.Duration, ok func() bool) {
+		t.Helper()
+		if err := c.Poll(limit, ok); err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", what, err, powerView(c), powerLog(dir))
+		}
+	}
+	steps(record, wait)
+	return out
+}
+
+// powerCompare logs real's steps in verbose runs and compares.
+func powerCompare(t *testing.T, want, got map[string]string) {
+	t.Helper()
 	if testing.Verbose() {
 		keys := make([]string, 0, len(want))
 		for k := range want {
@@ -323,4 +279,131 @@ func TestSlurmctldPowerSave(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d steps with ours, %d with real", len(got), len(want))
 	}
+}
+
+// TestSlurmctldPowerSave compares, between Debian's slurmctld and ours,
+// power saving as the real sinfo, scontrol and squeue show it, and the
+// calls of SuspendProgram, ResumeProgram and ResumeFailProgram: idle
+// nodes suspended after SuspendTime (n3 excluded by SuspendExcNodes),
+// POWERING_DOWN then POWERED_DOWN after SuspendTimeout; a restart keeps
+// them powered down; a batch job sent to a powered-down node waits
+// CONFIGURING while the node powers up, then runs; a node not back within
+// ResumeTimeout goes DOWN; scontrol's power_down and power_up.
+func TestSlurmctldPowerSave(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c, dir := powerCluster(t)
+	run := func(bin string, args, restartArgs []string) map[string]string {
+		return powerRun(t, c, dir, bin, args, func(record func(string, string), wait func(string, time.Duration, func() bool)) {
+			waitState := func(node, st string) {
+				t.Helper()
+				wait(node+" "+st, 90*time.Second, func() bool { return powerSinfo(c, node) == st })
+			}
+			// Idle nodes power down; n3 is excluded.
+			waitState("n1", "idle~")
+			waitState("n2", "idle~")
+			record("suspended", powerView(c))
+			record("suspend calls", powerLog(dir))
+
+			// A restart keeps them powered down.
+			c.StopCtld()
+			c.StartCtld(bin, restartArgs...)
+			waitState("n3", "idle")
+			record("after restart", powerView(c))
+
+			// A batch job sent to a powered-down node waits CONFIGURING
+			// while the node powers up.
+			job := ctldSbatch(t, c, "-w", "n1", "-o", "/dev/null", "--wrap", "true")
+			ctldWaitJob(t, c, job, 60*time.Second, "CONFIGURING")
+			wait("n1 powering up", 60*time.Second, func() bool { return strings.Contains(powerLog(dir), "resume: n1") })
+			record("job configuring", powerView(c))
+			record("job configuring squeue", ctldRun(c, "squeue", "-h", "-o", "%i %T %N %r"))
+			record("resume calls", powerLog(dir))
+			powerMode(t, dir, "n1", "on")
+			ctldWaitJob(t, c, job, 120*time.Second, "COMPLETED")
+			record("job done", powerView(c))
+			// Idle again: powered down again.
+			waitState("n1", "idle~")
+			record("n1 suspended again", powerView(c))
+
+			// power_up of a node that does not come back: DOWN after
+			// ResumeTimeout, ResumeFailProgram.
+			record("power_up n2", ctldRun(c, "scontrol", "update", "nodename=n2", "state=power_up"))
+			wait("n2 timed out", 120*time.Second, func() bool {
+				return strings.HasPrefix(powerSinfo(c, "n2"), "down")
+			})
+			record("n2 timed out", powerView(c))
+			wait("ResumeFailProgram", 30*time.Second, func() bool { return strings.Contains(powerLog(dir), "fail: n2") })
+
+			// power_up of a node that is up; power_down of the excluded
+			// node, twice.
+			record("power_up n3", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_up"))
+			record("power_down n3", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_down"))
+			record("power_down n3 again", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_down"))
+			waitState("n3", "idle~")
+			record("n3 powered down", powerView(c))
+			record("calls", powerLog(dir))
+		})
+	}
+	want := run(real, []string{"-c", "-i"}, []string{"-i"})
+	got := run(ours, []string{"-c"}, nil)
+	powerCompare(t, want, got)
+}
+
+// TestSlurmctldPowerSaveJobs compares what happens to jobs: one waiting
+// for a node that misses ResumeTimeout is requeued; power_down_asap
+// drains a busy node, powered down once its job ends; power_down_force
+// requeues the job of a node and powers it down at once.
+func TestSlurmctldPowerSaveJobs(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c, dir := powerCluster(t)
+	run := func(bin string, args []string) map[string]string {
+		return powerRun(t, c, dir, bin, args, func(record func(string, string), wait func(string, time.Duration, func() bool)) {
+			waitState := func(node, st string) {
+				t.Helper()
+				wait(node+" "+st, 120*time.Second, func() bool { return powerSinfo(c, node) == st })
+			}
+			squeue := func() string { return ctldRun(c, "squeue", "-h", "-o", "%i %T %N %r") }
+			waitState("n1", "idle~")
+			waitState("n2", "idle~")
+
+			// n2 does not come back: its job is requeued.
+			a := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+			ctldWaitJob(t, c, a, 60*time.Second, "CONFIGURING")
+			wait("n2 timed out", 120*time.Second, func() bool { return strings.HasPrefix(powerSinfo(c, "n2"), "down") })
+			ctldWaitJob(t, c, a, 60*time.Second, "PENDING")
+			record("n2 timed out", powerView(c))
+			// Without the reason, which real sets at its next scheduling
+			// pass (None until then).
+			record("n2 timed out squeue", ctldRun(c, "squeue", "-h", "-o", "%i %T %N"))
+			record("scancel a", ctldRun(c, "scancel", fmt.Sprint(a)))
+
+			// power_down_asap of a busy node.
+			b := ctldSbatch(t, c, "-w", "n3", "-o", "/dev/null", "--wrap", "sleep 300")
+			ctldWaitJob(t, c, b, 60*time.Second, "RUNNING")
+			record("power_down_asap n3", ctldRun(c, "scontrol", "update", "nodename=n3", "state=power_down_asap"))
+			record("n3 draining", powerView(c))
+			record("scancel b", ctldRun(c, "scancel", fmt.Sprint(b)))
+			waitState("n3", "idle~")
+			record("n3 powered down", powerView(c))
+
+			// power_down_force of a node running a job.
+			d := ctldSbatch(t, c, "-w", "n1", "-o", "/dev/null", "--wrap", "sleep 300")
+			ctldWaitJob(t, c, d, 60*time.Second, "CONFIGURING")
+			powerMode(t, dir, "n1", "on")
+			ctldWaitJob(t, c, d, 120*time.Second, "RUNNING")
+			record("n1 running", powerView(c))
+			record("power_down_force n1", ctldRun(c, "scontrol", "update", "nodename=n1", "state=power_down_force"))
+			ctldWaitJob(t, c, d, 60*time.Second, "PENDING")
+			record("forced squeue", squeue())
+			record("scancel d", ctldRun(c, "scancel", fmt.Sprint(d)))
+			waitState("n1", "idle~")
+			record("n1 forced down", powerView(c))
+			record("calls", powerLog(dir))
+		})
+	}
+	want := run(real, []string{"-c", "-i"})
+	got := run(ours, []string{"-c"})
+	powerCompare(t, want, got)
 }
