@@ -400,6 +400,21 @@ func TestSlurmctldPowerSaveJobs(t *testing.T) {
 			record("scancel d", ctldRun(c, "scancel", fmt.Sprint(d)))
 			waitState("n1", "idle~")
 			record("n1 forced down", powerView(c))
+
+			// srun on a powered-down node: the allocation is granted, the
+			// step waits until the node is up.
+			done := make(chan string, 1)
+			go func() { done <- ctldRun(c, "srun", "-w", "n1", "-t", "1", "echo", "hello") }()
+			wait("n1 resumed for srun", 60*time.Second, func() bool { return strings.Contains(powerLog(dir), "resume: n1 x2") })
+			record("srun waiting", powerView(c))
+			record("srun waiting squeue", ctldRun(c, "squeue", "-h", "-o", "%i %T %N"))
+			powerMode(t, dir, "n1", "on")
+			select {
+			case out := <-done:
+				record("srun", out)
+			case <-time.After(180 * time.Second):
+				t.Fatalf("srun did not end\n%s", powerView(c))
+			}
 			record("calls", powerLog(dir))
 		})
 	}
