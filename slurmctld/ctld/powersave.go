@@ -108,11 +108,11 @@ func powerConfig(cf *conf.Config, parts []*Partition, valid func(string) bool) (
 	return pc, nil
 }
 
-// psLog is a message of the pass for the caller to log (error level
-// unless debug, info when info).
+// psLog is a message of the pass for the caller to log: error level
+// unless debug or info; flag: only with DebugFlags=Power (log_flag).
 type psLog struct {
-	debug, info bool
-	text        string
+	debug, info, flag bool
+	text              string
 }
 
 // setPowerTimeouts is power_save_set_timeouts: each node's SuspendTime,
@@ -362,7 +362,7 @@ func (ps *powerState) pass(nodes []*Node, nodeIndex map[string]*Node, parts []*P
 	var jobList []jobNodes
 	for _, j := range jobs {
 		if rRate > 0 && resumeCnt >= rRate {
-			w.logs = append(w.logs, psLog{debug: true, text: "POWER: resume rate reached"})
+			w.logs = append(w.logs, psLog{flag: true, text: "POWER: resume rate reached"})
 			break
 		}
 		var picked []string
@@ -443,7 +443,7 @@ func (ps *powerState) pass(nodes []*Node, nodeIndex map[string]*Node, parts []*P
 		}
 	}
 	if now-ps.lastLog > 600 && total > 0 {
-		w.logs = append(w.logs, psLog{debug: true, text: fmt.Sprintf("POWER: Power save mode: %d nodes", total)})
+		w.logs = append(w.logs, psLog{flag: true, text: fmt.Sprintf("POWER: Power save mode: %d nodes", total)})
 		ps.lastLog = now
 	}
 	w.suspend = hostlist.Compress(sleep)

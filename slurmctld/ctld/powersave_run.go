@@ -141,9 +141,11 @@ func (c *Controller) powerJobs() []psJob {
 func (c *Controller) powerLogs(logs []psLog, debug bool) {
 	for _, l := range logs {
 		switch {
-		case l.debug && !debug:
-		case l.debug:
+		case l.flag && !debug:
+		case l.flag:
 			c.log.Info(l.text)
+		case l.debug:
+			c.log.Debug(l.text)
 		case l.info:
 			c.log.Info(l.text)
 		default:
@@ -268,6 +270,12 @@ func signalText(s syscall.Signal) string {
 // powerShutdown is _shutdown_power: wait for the programs still running,
 // at most the longest timeout (10 s at most), then leave them.
 func (c *Controller) powerShutdown() {
+	c.psProcs.mu.Lock()
+	running := c.psProcs.running
+	c.psProcs.mu.Unlock()
+	if running == 0 {
+		return
+	}
 	limit := min(c.powerMaxTimeout(), maxShutdownDelay)
 	done := make(chan struct{})
 	go func() {

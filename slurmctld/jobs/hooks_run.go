@@ -231,6 +231,8 @@ func restartDecision(j *Job, h HookConfig) restartStep {
 			s.dropConfiguring = true
 		case h.PrologSlurmctld != "":
 			s.prolog = true
+		case j.State&msg.JobPowerUpNode != 0:
+			// Waiting for its nodes to power up (PowerUpReady).
 		default:
 			s.configFini = true
 		}
