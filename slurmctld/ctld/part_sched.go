@@ -100,8 +100,9 @@ func (c *Controller) schedNodes(dst []sched.Node) bool {
 		if !sameFeatures(d.AvailFeatures, n.Features) {
 			d.AvailFeatures, changed = splitFeatures(n.Features), true
 		}
-		if d.Weight != n.Weight || d.MemSpec != n.MemSpecLimit || !sameSlice(d.SpecCores, n.specCores) {
-			d.Weight, d.MemSpec, d.SpecCores, changed = n.Weight, n.MemSpecLimit, n.specCores, true
+		weight := schedPowerWeight(n) // powersave_jobs.go
+		if d.Weight != weight || d.MemSpec != n.MemSpecLimit || !sameSlice(d.SpecCores, n.specCores) {
+			d.Weight, d.MemSpec, d.SpecCores, changed = weight, n.MemSpecLimit, n.specCores, true
 		}
 	}
 	return changed

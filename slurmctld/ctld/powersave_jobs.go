@@ -20,3 +20,17 @@ func schedPowerState(n *Node) sched.NodeState {
 	}
 	return s
 }
+
+// powerDownWeight is the weight _build_node_list gives powered-down
+// nodes (node_features_g_reboot_weight without a node features plugin:
+// INFINITE-1), so that jobs go to nodes that are up when they can.
+const powerDownWeight = 0xfffffffe
+
+// schedPowerWeight is the node's scheduling weight: its own, or
+// powerDownWeight while it is powered down or powering down.
+func schedPowerWeight(n *Node) uint32 {
+	if poweredDownish(n) {
+		return powerDownWeight
+	}
+	return n.Weight
+}

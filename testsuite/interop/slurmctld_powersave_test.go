@@ -368,6 +368,13 @@ func TestSlurmctldPowerSaveJobs(t *testing.T) {
 			waitState("n1", "idle~")
 			waitState("n2", "idle~")
 
+			// A job that may run anywhere goes to the node that is up.
+			up := ctldSbatch(t, c, "-o", "/dev/null", "--wrap", "sleep 300")
+			ctldWaitJob(t, c, up, 60*time.Second, "RUNNING")
+			record("job on the node up", ctldRun(c, "squeue", "-h", "-o", "%i %T %N %r"))
+			record("scancel up", ctldRun(c, "scancel", fmt.Sprint(up)))
+			waitState("n3", "idle")
+
 			// n2 does not come back: its job is requeued.
 			a := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
 			ctldWaitJob(t, c, a, 60*time.Second, "CONFIGURING")
