@@ -92,17 +92,29 @@ func (c *cluster) placeGPUs(r *request, cands, caps []int) (placement, bool) {
 	for i, ni := range cands {
 		gpus[i] = c.gpuAvail(r, ni)
 	}
-	if pt := uint64(r.job.GPUsPerTask); pt > 0 {
+	pt := uint64(r.job.GPUsPerTask)
+	if pt > 0 {
 		// --gpus-per-task: a node runs as many tasks as its free GPUs
-		// serve (gres_select_filter_sock_core's max_tasks_this_node).
-		caps = slices.Clone(caps)
-		for i := range caps {
+		// serve (gres_select_filter_sock_core's max_tasks_this_node). A
+		// node they serve no task is out of the job's node map: a
+		// required one fails the job, and it ends a block of
+		// consecutive nodes.
+		var kc, kk []int
+		var kg []uint64
+		for i, ni := range cands {
 			per := int(min(gpus[i]/pt, uint64(caps[i])))
 			if r.unit > 0 {
 				per = min(per*r.unit, caps[i])
 			}
-			caps[i] = per
+			if per <= 0 {
+				continue
+			}
+			kc, kk, kg = append(kc, ni), append(kk, per), append(kg, gpus[i])
 		}
+		if len(kc) == 0 {
+			return placement{}, false
+		}
+		cands, caps, gpus = kc, kk, kg
 	}
 	s := gpuSearch{r: r, cands: cands, caps: slices.Clone(caps), gpus: gpus,
 		chosen: make([]bool, len(cands)), remN: r.minN, remT: r.tasks, maxN: r.maxN, minN: r.minN, reqN: r.minN}
@@ -132,11 +144,35 @@ func (c *cluster) placeGPUs(r *request, cands, caps []int) (placement, bool) {
 			}
 		}
 	}
-	pl.gpus = splitGPUs(r.gpuJob, gpus, pos)
+	if pt > 0 {
+		pl.gpus = perTaskGPUs(r.gpuJob, pt, pl.tasks, gpus, pos)
+	} else {
+		pl.gpus = splitGPUs(r.gpuJob, gpus, pos)
+	}
 	if pl.gpus == nil {
 		return placement{}, false
 	}
 	return pl, true
+}
+
+// perTaskGPUs gives each chosen node (pos ascending, tasks its task
+// counts) its tasks times per (_set_task_bits' goal), nil when a node
+// does not have them free or the total is not the job's.
+func perTaskGPUs(want, per uint64, tasks []int, avail []uint64, pos []int) []uint64 {
+	out := make([]uint64, len(pos))
+	var total uint64
+	for i, p := range pos {
+		n := uint64(tasks[i])
+		if n > avail[p]/per {
+			return nil
+		}
+		out[i] = n * per
+		total += out[i]
+	}
+	if total != want {
+		return nil
+	}
+	return out
 }
 
 // splitGPUs gives the chosen positions (ascending) their GPUs: in order,
