@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -73,7 +75,14 @@ func perTask(tres string, tasks uint32, have []stepReq) []stepReq {
 		if r.Count == 0 || slices.ContainsFunc(have, func(h stepReq) bool { return h.perStep && h.Name == r.Name }) {
 			continue
 		}
-		r.Count *= uint64(tasks)
+		// Saturate rather than wrap (real's product wraps, but its
+		// per-task count alone is then more than any node holds, so
+		// such a job never runs there either).
+		if hi, lo := bits.Mul64(r.Count, uint64(tasks)); hi != 0 {
+			r.Count = math.MaxUint64
+		} else {
+			r.Count = lo
+		}
 		out = append(out, stepReq{r, true})
 	}
 	return out
@@ -125,6 +134,18 @@ func gresCountsValid(j *Job) bool {
 		}
 	}
 	return true
+}
+
+// setGresTasks gives a job with --gpus and --gpus-per-task but no -n
+// their quotient as its task count (_test_gres_cnt).
+func setGresTasks(j *Job) {
+	if j.NumTasks != NoVal && j.NumTasks != 0 {
+		return
+	}
+	perJob, perTask := tresCount(j.TresPerJob, "gpu"), tresCount(j.TresPerTask, "gpu")
+	if perJob > 0 && perTask > 0 && perJob/perTask <= math.MaxUint32 {
+		j.NumTasks = uint32(perJob / perTask)
+	}
 }
 
 // schedGres is the job's GRES request as the scheduler counts it.

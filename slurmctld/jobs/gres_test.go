@@ -375,3 +375,30 @@ func TestGresPerSocketStep(t *testing.T) {
 		t.Errorf("step_gres_list %+v", sg)
 	}
 }
+
+// TestGresPerTaskOverflow: a per-task count whose product with the task
+// count passes 2^64 does not wrap to "no GPUs" (the job would run with
+// none); real slurmctld refuses it at submission because no node holds
+// that many per task.
+func TestGresPerTaskOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tres  string
+		tasks uint32
+	}{
+		{"2^63 per task, 2 tasks", "gres:gpu:9223372036854775808", 2},
+		{"2^62 per task, 4 tasks", "gres:gpu:4611686018427387904", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := gresTestCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.NumTasks = tc.tasks
+			d.TresPerTask = msg.Str(tc.tres)
+			_, _, err := m.Submit(d, alice, cl, t0)
+			if code(err) != slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE {
+				t.Fatalf("submit: %v, want %q", err, slurmerr.Message(slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE))
+			}
+		})
+	}
+}

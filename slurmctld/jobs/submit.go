@@ -122,6 +122,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	if !gresCountsValid(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
+	setGresTasks(j)
 	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {
 		j.Bitflags |= partAssigned
 	}
