@@ -273,7 +273,9 @@ func (c *cluster) shapeOf(r *request) (string, shape) {
 		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
 	}
 	if r.gpuJob > 0 {
-		fmt.Fprintf(&b, "|G%d", r.gpuJob)
+		// --gpus-per-task bounds each node's tasks by its GPUs: the
+		// same total split per task is another shape.
+		fmt.Fprintf(&b, "|G%d/%d", r.gpuJob, j.GPUsPerTask)
 	}
 	if len(j.ReqNodes) > 0 || len(j.ExcNodes) > 0 {
 		fmt.Fprintf(&b, "|%v|%v", j.ReqNodes, j.ExcNodes)

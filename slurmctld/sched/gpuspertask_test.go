@@ -99,3 +99,28 @@ func TestPerTaskGPUs(t *testing.T) {
 		})
 	}
 }
+
+// TestBackfillGPUsPerTaskShape: a --gpus-per-task job that cannot run
+// does not make backfill give up on a job of the same size without it:
+// -n2 --gpus-per-task=2 needs two GPUs on each node and fails on nodes
+// with 3 and 1; -n2 --gpus=4 runs there (3+1).
+func TestBackfillGPUsPerTaskShape(t *testing.T) {
+	s := snap(gpuCountNodes(3, 1))
+	s.Config.Backfill = true
+	noN := nodesN(1, Infinite32)
+	s.Pending = []Job{
+		mkJob(1, noN, tasks(2), gpus(4), perTaskGPUsOpt(2)),
+		mkJob(2, noN, tasks(2), gpus(4)),
+	}
+	p := Backfill(s)
+	if st := startOf(p, 1); st != nil {
+		t.Fatalf("job 1 started on %v, want pending", nodesOf(st))
+	}
+	st := startOf(p, 2)
+	if st == nil {
+		t.Fatalf("job 2 not started: %+v", p.Pending)
+	}
+	if nodes := nodesOf(st); !slices.Equal(nodes, []int{0, 1}) {
+		t.Fatalf("job 2 on %v, want [0 1]", nodes)
+	}
+}
