@@ -56,7 +56,8 @@ func spreadIdle(t *testing.T, c *ctldharness.Cluster) {
 // gpu:2 nodes: cons_tres adds nodes until their free GPUs reach N, and
 // gives each node what is left but one for each node after it (2+1 for
 // --gpus=3), with and without -N, -n, -c and --ntasks-per-node, and with
-// one GPU of n1 busy. Counts no node set can meet are refused or pend.
+// one GPU of n1 busy (where --gpus-per-task jobs skip a node its free
+// GPUs serve no task of). Counts no node set can meet are refused or pend.
 func TestSlurmctldGresSpread(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -103,7 +104,10 @@ func TestSlurmctldGresSpread(t *testing.T) {
 			spreadIdle(t, c)
 		}
 		// One GPU of n1 busy: the job takes what is free, in node order.
-		for _, args := range [][]string{{"--gpus=3"}, {"--gpus=2"}, {"--gpus=3", "-N2"}} {
+		// With --gpus-per-task a node whose free GPUs serve no task is
+		// not used: -w n1 with 2 a task cannot run there now.
+		for _, args := range [][]string{{"--gpus=3"}, {"--gpus=2"}, {"--gpus=3", "-N2"},
+			{"-w", "n1", "-n1", "--gpus-per-task=2"}, {"-n3", "--gpus-per-task=1"}, {"-N2", "-n2", "--gpus-per-task=1"}} {
 			busy := ctldSbatch(t, c, "-o", "/dev/null", "-w", "n1", "--gres=gpu:1", "--wrap", "sleep 300")
 			if st := spreadSettle(t, c, busy); st != "RUNNING None" {
 				t.Fatalf("busy job %d: %q", busy, st)
