@@ -128,7 +128,7 @@ func (m *Manager) splitTask(meta *Job, now int64) (*Job, bool) {
 	t := *meta
 	t.ID = id
 	t.ArrayTaskID = task
-	t.Array = nil
+	t.Array, t.ArrayExit = nil, nil
 	t.Steps = nil
 	if meta.Dependency != nil {
 		// Each record decides its terms on its own (aftercorr).

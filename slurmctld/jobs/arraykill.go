@@ -108,6 +108,10 @@ func (m *Manager) dropPendingTasks(meta *Job, tasks []uint32, now int64) {
 		}
 	}
 	meta.Array.Pending = left
+	// _job_array_comp counts the dropped tasks once, with the status of
+	// the pending meta record (9), the record left empty included (as
+	// job_completion_logger).
+	m.arrayComp(meta, false, now)
 	if len(left) == 0 {
 		meta.Array.Pending = nil
 		meta.setBase(msg.JobCancelled)

@@ -146,7 +146,7 @@ func (m *Manager) splitTaskID(meta *Job, task uint32, now int64) bool {
 	t := *meta
 	t.ID = id
 	t.ArrayTaskID = task
-	t.Array = nil
+	t.Array, t.ArrayExit = nil, nil
 	t.Steps = nil
 	if meta.Dependency != nil {
 		d := *meta.Dependency

@@ -27,6 +27,7 @@ func (m *Manager) started(j *Job, now int64) (hold bool) {
 // for a job that reached a final state (requeue: it is being requeued;
 // ran: it had nodes).
 func (m *Manager) ended(j *Job, requeue, ran bool, now int64) {
+	m.arrayComp(j, requeue, now)
 	m.mailOnEnd(j, requeue, now)
 	m.jobComp(j)
 	if ran {

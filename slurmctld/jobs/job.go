@@ -231,10 +231,13 @@ type Job struct {
 	Completing []string `json:",omitempty"`
 
 	RestartCnt uint16 `json:",omitempty"`
-	// EarlierExits are an array task's statuses (arrayStatus) of the
-	// runs that had ended when it was requeued: the array's exit range
-	// keeps them, as real's min/max_exit_code do.
+	// EarlierExits is only read from old state: an array task's statuses
+	// of the runs that had ended when it was requeued. Recovered turns
+	// them into the meta record's ArrayExit (convertArrayExits).
 	EarlierExits []uint32 `json:",omitempty"`
+	// ArrayExit is, on an array's meta record, real's array_recs
+	// min_exit_code, max_exit_code and tot_comp_tasks (arrayComp).
+	ArrayExit *ArrayExit `json:",omitempty"`
 	// FailRequeues counts the requeues after a launch or node failure since
 	// the job was submitted or last held for too many of them: Slurm's
 	// batch_flag less one (scontrol show job's BatchFlag).

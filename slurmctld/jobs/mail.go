@@ -70,7 +70,7 @@ func (m *Manager) mailJobSkip(j *Job, t uint16, now int64, skip *Job) {
 	var termEnv []string
 	if summary {
 		if t == MailEnd || t == MailFail {
-			lo, hi := m.arrayExitRange(j.ArrayJobID, skip)
+			lo, hi := m.arrayExitRange(j.ArrayJobID)
 			term, termEnv = arrayTermInfo(j, lo, hi)
 			if skip != nil || m.arrayRequeued(j.ArrayJobID) { // ARRAY_TASK_REQUEUED
 				term += ", with requeued tasks"
@@ -210,7 +210,7 @@ func (m *Manager) mailArrayEnd(j *Job, requeue bool, now int64) {
 	if requeue {
 		skip = j
 	}
-	_, hi := m.arrayExitRange(j.ArrayJobID, skip)
+	_, hi := m.arrayExitRange(j.ArrayJobID)
 	hiWS := syscall.WaitStatus(hi)
 	if hiWS.Exited() && hiWS.ExitStatus() != 0 && j.MailType&MailFail != 0 {
 		m.mailJobSkip(j, MailFail, now, skip)
@@ -219,30 +219,86 @@ func (m *Manager) mailArrayEnd(j *Job, requeue bool, now int64) {
 	}
 }
 
-// arrayExitRange is the array's min_exit_code and max_exit_code: the
-// lowest and highest status (arrayStatus) of its tasks' ended runs, the
-// runs before a requeue included. skip, a task being requeued, counts
-// only by those earlier runs; with nothing counted both are 0.
-func (m *Manager) arrayExitRange(arrayID uint32, skip *Job) (lo, hi uint32) {
-	first := true
-	fold := func(status uint32) {
-		if first || status < lo {
-			lo = status
-		}
-		if first || status > hi {
-			hi = status
-		}
-		first = false
+// ArrayExit is an array's exit summary, kept on its meta record as
+// real's array_recs keeps it: the lowest and highest status (arrayStatus)
+// folded so far and how many task ends and requeues were counted.
+type ArrayExit struct {
+	Min, Max uint32 `json:",omitempty"`
+	Comp     uint32 `json:",omitempty"`
+}
+
+// arrayComp is _job_array_comp for a task or meta record that ends
+// (requeue: it is being requeued). A requeue counts without folding its
+// status, so a requeue counted first leaves the initial 0 as minimum.
+func (m *Manager) arrayComp(j *Job, requeue bool, now int64) {
+	if j.ArrayJobID == 0 {
+		return
 	}
-	for o := range m.arrayRecords(arrayID) {
-		for _, s := range o.EarlierExits {
-			fold(s)
+	meta := m.jobs[j.ArrayJobID]
+	if meta == nil {
+		return
+	}
+	if meta.ArrayExit == nil {
+		meta.ArrayExit = &ArrayExit{}
+	}
+	a := meta.ArrayExit
+	status := arrayStatus(j)
+	switch {
+	case requeue:
+	case a.Comp == 0:
+		a.Min, a.Max = status, status
+	default:
+		a.Min, a.Max = min(a.Min, status), max(a.Max, status)
+	}
+	a.Comp++
+	m.touch(meta, now)
+}
+
+// arrayExitRange is the array's min_exit_code and max_exit_code
+// (arrayComp); 0 and 0 when nothing was counted.
+func (m *Manager) arrayExitRange(arrayID uint32) (lo, hi uint32) {
+	if meta := m.jobs[arrayID]; meta != nil && meta.ArrayExit != nil {
+		return meta.ArrayExit.Min, meta.ArrayExit.Max
+	}
+	return 0, 0
+}
+
+// convertArrayExits turns old state's exit records (EarlierExits, and
+// the statuses of the ended tasks) into the meta records' ArrayExit.
+func (m *Manager) convertArrayExits(now int64) {
+	for _, meta := range m.Jobs() {
+		if meta.ID != meta.ArrayJobID || meta.ArrayExit != nil {
+			continue
 		}
-		if o != skip {
-			fold(arrayStatus(o))
+		a := ArrayExit{}
+		fold := func(status uint32) {
+			if a.Comp == 0 || status < a.Min {
+				a.Min = status
+			}
+			if a.Comp == 0 || status > a.Max {
+				a.Max = status
+			}
+			a.Comp++
+		}
+		for o := range m.arrayRecords(meta.ID) {
+			for _, s := range o.EarlierExits {
+				fold(s)
+			}
+			if o.Finished() {
+				fold(arrayStatus(o))
+			}
+		}
+		if a.Comp != 0 {
+			meta.ArrayExit = &a
+			m.touch(meta, now)
 		}
 	}
-	return lo, hi
+	for _, j := range m.jobs {
+		if j.EarlierExits != nil {
+			j.EarlierExits = nil
+			m.touch(j, now)
+		}
+	}
 }
 
 // arrayStatus is a task's status as _job_array_comp counts it: its raw

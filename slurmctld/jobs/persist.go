@@ -270,6 +270,7 @@ func (m *Manager) LoadSnapshot(_ uint64, r io.Reader) error {
 // priorities continue below the recovered ones.
 func (m *Manager) Recovered(now int64) {
 	m.recoverHooks(now)
+	m.convertArrayExits(now)
 	for _, j := range m.Jobs() {
 		if j.Priority != 0 && !j.AdminPrio {
 			m.prio.Recover(j.Priority)

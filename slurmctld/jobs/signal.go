@@ -388,11 +388,6 @@ func (m *Manager) requeueOne(j *Job, flags uint32, c Caller, cl *Cluster, now in
 const credLifetime = 121
 
 func (m *Manager) requeue(j *Job, flags uint32, now int64) {
-	if j.Finished() && j.ArrayTaskID != NoVal {
-		// The array's exit range (min/max_exit_code) counted this run
-		// when it ended; the requeue does not take it back.
-		j.EarlierExits = append(j.EarlierExits, arrayStatus(j))
-	}
 	m.requeued(j, now)
 	completing := j.State & msg.JobCompleting
 	j.State = msg.JobPending | completing
