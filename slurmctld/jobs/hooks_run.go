@@ -260,6 +260,7 @@ func (m *Manager) recoverHooks(now int64) {
 		}
 		if s.dropConfiguring {
 			j.State &^= msg.JobConfiguring
+			m.touch(j, now)
 		}
 		if s.prolog {
 			env := append(m.commonEnv(j, false), "SLURM_SCRIPT_CONTEXT=prolog_slurmctld")
@@ -271,6 +272,7 @@ func (m *Manager) recoverHooks(now int64) {
 		}
 		if s.done {
 			m.completingDone(j, now)
+			m.touch(j, now) // journaled by RestartActions
 		}
 		if s.kill || s.configFini {
 			m.hooks.restart = append(m.hooks.restart, j.ID)

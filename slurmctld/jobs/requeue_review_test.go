@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/state"
 )
 
 // twoTasks returns the records of tasks 1 and 2 of array meta.
@@ -140,5 +141,90 @@ func TestArrayExitOldStateConverted(t *testing.T) {
 	}
 	if len(n.pending) == 0 {
 		t.Fatal("conversion not journaled")
+	}
+}
+
+// A restart that finds a requeued job's nodes clean ends its COMPLETING
+// (batch_requeue_fini: new submit and begin times): that change is
+// journaled, so a second restart sees the same job.
+func TestRecoveredRequeueFiniJournaled(t *testing.T) {
+	cl := testCluster()
+	jr := &MemJournal{}
+	m := newTestManager(jr)
+	m.cfg.Hooks = HookConfig{EpilogSlurmctld: "/bin/epi"}
+	d := batchDesc(alice)
+	d.Requeue = 1
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, root, cl, t0+10); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append([]string(nil), j.Completing...) {
+		m.EpilogComplete(id, n, root, t0+10)
+	}
+	if !j.IsCompleting() {
+		t.Fatal("not completing while EpilogSlurmctld runs")
+	}
+	jr2 := &MemJournal{}
+	m2 := newTestManager(jr2)
+	// EpilogSlurmctld gone from the configuration: the restart ends
+	// the COMPLETING.
+	for i, r := range jr.Records {
+		if err := m2.ApplyRecord(uint64(i+1), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2.Recovered(t0 + 20)
+	if _, err := m2.RestartActions(cl, t0+20); err != nil {
+		t.Fatal(err)
+	}
+	j2 := m2.Job(id)
+	if j2.IsCompleting() || j2.BeginTime != t0+20+credLifetime || j2.SubmitTime != t0+20 {
+		t.Fatalf("after restart: state %#x begin %d submit %d", j2.State, j2.BeginTime, j2.SubmitTime)
+	}
+	m3 := replay(t, append(append([]state.Record(nil), jr.Records...), jr2.Records...))
+	j3 := m3.Job(id)
+	if j3.State != j2.State || j3.BeginTime != j2.BeginTime || j3.SubmitTime != j2.SubmitTime {
+		t.Fatalf("journal after restart: state %#x begin %d submit %d, want %#x %d %d",
+			j3.State, j3.BeginTime, j3.SubmitTime, j2.State, j2.BeginTime, j2.SubmitTime)
+	}
+}
+
+// The hold for the second the kill revoked the credentials leaves the
+// job's dependency flag alone: the job is eligible (real has no such
+// hold), it only waits for the next second.
+func TestRevokeHoldNotDependent(t *testing.T) {
+	cl := testCluster()
+	jr := &MemJournal{}
+	m := newTestManager(jr)
+	d := batchDesc(alice)
+	d.Requeue = 1
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	now := t0 + 10
+	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, root, cl, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append([]string(nil), j.Completing...) {
+		m.EpilogComplete(id, n, root, now)
+	}
+	u := msg.NewJobDesc()
+	u.JobID, u.BeginTime = id, now
+	if _, err := m.Update(u, root, cl, now); err != nil {
+		t.Fatal(err)
+	}
+	if ls := launches(mustSchedule(t, m, cl, now)); len(ls) != 0 {
+		t.Fatalf("launched in the kill's second: %+v", ls)
+	}
+	if j.Bitflags&jobDependent != 0 {
+		t.Error("held job flagged dependent")
+	}
+	if j.EligibleTime != now {
+		t.Errorf("eligible time %d, want %d", j.EligibleTime, now)
+	}
+	if ls := launches(mustSchedule(t, m, cl, now+1)); len(ls) != 1 {
+		t.Fatalf("next second: %d launches", len(ls))
 	}
 }

@@ -231,7 +231,9 @@ func (m *Manager) eligible(j *Job, cl *Cluster, now int64, actions *[]Action) bo
 		j.Bitflags ^= jobDependent
 		m.touch(j, now)
 	}
-	return ok
+	// The hold for a revoked credential's second is ours alone: it is
+	// no dependency state.
+	return ok && m.launchable(j, now)
 }
 
 func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action) bool {
@@ -271,9 +273,6 @@ func (m *Manager) independent(j *Job, cl *Cluster, now int64, actions *[]Action)
 	}
 	if j.BeginTime > now {
 		m.setReason(j, ReasonBeginTime, now)
-		return false
-	}
-	if !m.launchable(j, now) {
 		return false
 	}
 	if !m.resvReady(j, cl, now) {
