@@ -206,6 +206,16 @@ func (m *Manager) requestedCounts(j *Job, cl *Cluster, ji *msg.JobInfo) {
 // --begin; the end adds the time limit. They move with the clock, so the
 // list cache patches them into cached records when it sends them.
 func pendingTimes(j *Job, limit uint32, now int64) (start, end int64) {
+	if j.EstStart == 0 && j.StartTime != 0 && j.IsCompleting() {
+		// A requeued job still completing keeps its last run's start
+		// and end until batch_requeue_fini: pack_job shows now, and
+		// the end not before it.
+		start = max(j.StartTime, now)
+		if limit != Infinite && limit != NoVal {
+			end = max(j.EndTime, start+int64(limit)*60)
+		}
+		return start, end
+	}
 	start = j.EstStart
 	if start != 0 && start < now {
 		start = now

@@ -228,3 +228,36 @@ func TestRevokeHoldNotDependent(t *testing.T) {
 		t.Fatalf("next second: %d launches", len(ls))
 	}
 }
+
+// A requeued job keeps its start and end times while it is completing
+// (batch_requeue_fini clears them): its record shows the start as now
+// (pack_job's expected start of a pending job with a start time) and the
+// end a time limit later; once its nodes are clean both are gone.
+func TestRequeueTimesWhileCompleting(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(&MemJournal{})
+	d := batchDesc(alice)
+	d.Requeue = 1
+	d.TimeLimit = 5
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, root, cl, t0+10); err != nil {
+		t.Fatal(err)
+	}
+	if j.StartTime != t0 || j.EndTime != t0+10 {
+		t.Errorf("completing: start %d end %d, want %d %d", j.StartTime, j.EndTime, t0, t0+10)
+	}
+	ji := m.Info(j, cl, len(cl.Nodes), 0, t0+12)
+	if ji.StartTime != t0+12 || ji.EndTime != t0+12+int64(ji.TimeLimit)*60 {
+		t.Errorf("completing record: start %d end %d (limit %d), want %d", ji.StartTime, ji.EndTime, ji.TimeLimit, t0+12)
+	}
+	m.EpilogComplete(id, j.Completing[0], root, t0+13)
+	if j.IsCompleting() || j.StartTime != 0 || j.EndTime != 0 {
+		t.Errorf("after fini: state %#x start %d end %d", j.State, j.StartTime, j.EndTime)
+	}
+	// Then the pushed begin time is the expected start.
+	if ji := m.Info(j, cl, len(cl.Nodes), 0, t0+14); ji.StartTime != j.BeginTime || ji.EndTime != j.BeginTime+300 {
+		t.Errorf("after fini record: start %d end %d, begin %d", ji.StartTime, ji.EndTime, j.BeginTime)
+	}
+}

@@ -399,8 +399,8 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	}
 	// The exit codes stay until the next start (select_nodes clears
 	// exit_code; derived_ec is never cleared): squeue and scontrol show
-	// the last run's while the job pends.
-	j.EndTime = 0
+	// the last run's while the job pends. The start and end times stay
+	// until requeueFini.
 	j.EligibleTime = 0
 	j.Steps = nil
 	// _job_requeue_op leaves the reason and the priority alone, except
@@ -431,11 +431,12 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 // requeueFini is batch_requeue_fini's timing, done once the requeued
 // job's nodes are clean (at once when it had none to clean): the job
 // counts as submitted anew (a second later when it was submitted this
-// very second), and a begin time not in the future is pushed past the
+// very second) and has no start or end time any more, and a begin time not in the future is pushed past the
 // credential lifetime, so that no launch carries a credential slurmd
 // revoked. A StartTime=now set while the job was still completing is
 // pushed too, as in real slurmctld.
 func requeueFini(j *Job, now int64) {
+	j.StartTime, j.EndTime = 0, 0
 	if j.BeginTime <= now {
 		j.BeginTime = now + credLifetime
 	}
