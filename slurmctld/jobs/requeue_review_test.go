@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
 	"github.com/goslurm/goslurm/slurmctld/state"
 )
 
@@ -259,5 +260,55 @@ func TestRequeueTimesWhileCompleting(t *testing.T) {
 	// Then the pushed begin time is the expected start.
 	if ji := m.Info(j, cl, len(cl.Nodes), 0, t0+14); ji.StartTime != j.BeginTime || ji.EndTime != j.BeginTime+300 {
 		t.Errorf("after fini record: start %d end %d, begin %d", ji.StartTime, ji.EndTime, j.BeginTime)
+	}
+}
+
+// A requeue keeps the job's steps until its nodes are clean: the killed
+// srun step's end still reaches the derived exit code (step_partial_comp
+// takes a PENDING|COMPLETING job), then cleanup_completing drops what is
+// left and the next run numbers its steps from 0 again.
+func TestRequeueKeepsStepsUntilClean(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(&MemJournal{})
+	d := batchDesc(alice)
+	d.Requeue = 1
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	j.Steps = append(j.Steps,
+		&Step{ID: 0, Nodes: []string{j.BatchHost}, Done: []bool{false}},
+		&Step{ID: 1, Nodes: []string{j.BatchHost}, Done: []bool{false}})
+	j.NextStepID = 2
+	if _, err := m.Requeue(&msg.JobRequeueRequest{JobID: id}, root, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 0, StepHetComp: NoVal},
+		StepRC: 9}, root, t0+1); err != nil {
+		t.Fatalf("step end after the requeue: %v", err)
+	}
+	if j.DerivedEC != 9 {
+		t.Errorf("DerivedEC %#x, want 9 (0:9)", j.DerivedEC)
+	}
+	for _, n := range append([]string(nil), j.Completing...) {
+		m.EpilogComplete(id, n, root, t0+2)
+	}
+	if j.IsCompleting() || j.Steps != nil || j.NextStepID != 0 {
+		t.Fatalf("after clean: state %#x steps %d next step %d", j.State, len(j.Steps), j.NextStepID)
+	}
+	_, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 1, StepHetComp: NoVal},
+		StepRC: 15}, root, t0+2)
+	if code := slurmerr.Code(err); code != slurmerr.ESLURM_JOB_PENDING {
+		t.Errorf("step end of a pending job: %v, want ESLURM_JOB_PENDING", err)
+	}
+	u := msg.NewJobDesc()
+	u.JobID, u.BeginTime = id, t0+3
+	if _, err := m.Update(u, root, cl, t0+3); err != nil {
+		t.Fatal(err)
+	}
+	if ls := launches(mustSchedule(t, m, cl, t0+3)); len(ls) != 1 || !j.Running() {
+		t.Fatalf("not restarted: %d launches", len(ls))
+	}
+	if j.DerivedEC != 9 {
+		t.Errorf("DerivedEC %#x after restart, want 9 kept", j.DerivedEC)
 	}
 }

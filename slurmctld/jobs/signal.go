@@ -401,8 +401,10 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 	// exit_code; derived_ec is never cleared): squeue and scontrol show
 	// the last run's while the job pends. The start and end times stay
 	// until requeueFini.
+	// The steps stay until the nodes are clean (requeueFini): a killed
+	// srun step's completion still counts in the derived exit code
+	// (step_partial_comp takes a PENDING|COMPLETING job).
 	j.EligibleTime = 0
-	j.Steps = nil
 	// _job_requeue_op leaves the reason and the priority alone, except
 	// that a special exit flags the state and a held requeue is a user
 	// hold (priority 0) explained by the state description; scontrol's
@@ -431,12 +433,15 @@ func (m *Manager) requeue(j *Job, flags uint32, now int64) {
 // requeueFini is batch_requeue_fini's timing, done once the requeued
 // job's nodes are clean (at once when it had none to clean): the job
 // counts as submitted anew (a second later when it was submitted this
-// very second) and has no start or end time any more, and a begin time not in the future is pushed past the
+// very second) and has no start or end time or steps any more, and a begin time not in the future is pushed past the
 // credential lifetime, so that no launch carries a credential slurmd
 // revoked. A StartTime=now set while the job was still completing is
 // pushed too, as in real slurmctld.
 func requeueFini(j *Job, now int64) {
 	j.StartTime, j.EndTime = 0, 0
+	// cleanup_completing drops the steps that never reported their end,
+	// and the next run numbers its steps from 0 again.
+	j.Steps, j.NextStepID = nil, 0
 	if j.BeginTime <= now {
 		j.BeginTime = now + credLifetime
 	}

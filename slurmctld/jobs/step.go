@@ -305,6 +305,11 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	if j == nil {
 		return Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
+	if j.State == msg.JobPending {
+		// A requeued job still completing (PENDING|COMPLETING) takes
+		// its killed steps' ends; a plain pending one has no step.
+		return Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
+	}
 	if !m.mayAct(c.UID, j) {
 		return Outcome{}, serr(slurmerr.ESLURM_ACCESS_DENIED)
 	}
