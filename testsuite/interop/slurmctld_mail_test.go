@@ -231,6 +231,22 @@ func TestSlurmctldMailArrayStart(t *testing.T) {
 		ctldRun(c, "scontrol", "update", "JobId="+rq+"_3", "StartTime=now")
 		ctldWaitJobStr(t, c, rq+"_3", done...)
 		out["run again"] = hookRuns(t, c, dir, "mail", 2)
+
+		// A requeue counted before any task ended leaves the summary's
+		// lowest exit code at 0 (_job_array_comp): "Mixed, ExitCode [0-1]".
+		mx := sb("-J", "mx", "--array=1-2", "--requeue", "--mail-type=END,FAIL", "--wrap", "sleep 4; exit 1")
+		ctldWaitJobStr(t, c, mx+"_1", "RUNNING")
+		ctldWaitJobStr(t, c, mx+"_2", "RUNNING")
+		ctldRun(c, "scontrol", "requeue", mx+"_1")
+		requeued = time.Now()
+		ctldWaitJobStr(t, c, mx+"_1", "PENDING")
+		if err := c.Poll(60*time.Second, func() bool { return time.Since(requeued) > 2*time.Second }); err != nil {
+			t.Fatal(err)
+		}
+		ctldRun(c, "scontrol", "update", "JobId="+mx+"_1", "StartTime=now")
+		ctldWaitJobStr(t, c, mx+"_2", done...)
+		ctldWaitJobStr(t, c, mx+"_1", done...)
+		out["requeued first"] = hookRuns(t, c, dir, "mail", 1)
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, run)
