@@ -52,6 +52,27 @@ func spreadIdle(t *testing.T, c *ctldharness.Cluster) {
 	}
 }
 
+// spreadCluster is two 4-CPU nodes with gpus GPUs each, as files.
+func spreadCluster(t *testing.T, gpus int) *ctldharness.Cluster {
+	t.Helper()
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4,
+		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": fmt.Sprintf("Gres=gpu:%d", gpus)}})
+	dev := filepath.Join(c.Dir, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range gpus {
+		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := fmt.Sprintf("Name=gpu File=%s/nvidia[0-%d]\n", dev, gpus-1)
+	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestSlurmctldGresSpread: --gpus=N over the job (tres_per_job) on two
 // gpu:2 nodes: cons_tres adds nodes until their free GPUs reach N, and
 // gives each node what is left but one for each node after it (2+1 for
@@ -61,20 +82,7 @@ func spreadIdle(t *testing.T, c *ctldharness.Cluster) {
 func TestSlurmctldGresSpread(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
-	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 4,
-		ExtraConf: []string{"GresTypes=gpu"}, NodeConf: map[string]string{"*": "Gres=gpu:2"}})
-	dev := filepath.Join(c.Dir, "dev")
-	if err := os.MkdirAll(dev, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if err := os.Symlink("/dev/null", filepath.Join(dev, fmt.Sprintf("nvidia%d", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(c.Dir, "etc", "gres.conf"), []byte("Name=gpu File="+dev+"/nvidia[0-1]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c := spreadCluster(t, 2)
 	cases := [][]string{
 		{"--gpus=4"}, {"--gpus=3"}, {"--gpus=2"}, {"--gpus=1"},
 		{"--gpus=3", "-N2"}, {"--gpus=2", "-N2"}, {"--gpus=4", "-N2"}, {"--gpus=3", "-N1-2"},
@@ -83,6 +91,9 @@ func TestSlurmctldGresSpread(t *testing.T) {
 		{"--gpus=4", "-N1"}, {"--gpus=5"}, {"--gpus=1", "-N2"},
 		// --gpus-per-task with -n is a count over the job too (_test_gres_cnt).
 		{"-n3", "--gpus-per-task=1"}, {"-n2", "--gpus-per-task=2"}, {"-n4", "--gpus-per-task=1"},
+		// Task layout over -N2 (and so the per-task GPUs each node gets).
+		{"-N2", "-n3", "--gpus-per-task=1"}, {"-N2", "-n4", "--gpus-per-task=1"}, {"-N2", "-n4"}, {"-N2", "-n3"},
+		{"-N2", "-n3", "--gpus-per-task=1", "-c1"}, {"-N2", "-n5"}, {"-N2", "-n2", "--gpus-per-task=2"},
 	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
 		var out []string
@@ -128,5 +139,49 @@ func TestSlurmctldGresSpread(t *testing.T) {
 	t.Logf("real:\n%s", strings.Join(want, "\n"))
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("--gpus spread differs (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
+	}
+}
+
+// TestSlurmctldGresTaskLayout: with 4 GPUs a node, GPUs do not cap the
+// tasks a node takes, so --gpus-per-task GPUs follow cons_tres's task
+// layout over the CPUs _cpus_to_use leaves each node (3+1 for -N2 -n4:
+// all but one CPU a later node needs go to the first).
+func TestSlurmctldGresTaskLayout(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	c := spreadCluster(t, 4)
+	cases := [][]string{
+		{"-N2", "-n4", "--gpus-per-task=1"}, {"-N2", "-n3", "--gpus-per-task=1"}, {"-N2", "-n4"}, {"-N2", "-n3"},
+		{"-N2", "-n2", "--gpus-per-task=2"}, {"-N2", "-n6", "--gpus-per-task=1"}, {"-n5", "--gpus-per-task=1"},
+		{"-N2", "-n4", "--gpus=4"}, {"-N2", "-n4", "--gres=gpu:2"},
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
+		var out []string
+		spreadIdle(t, c)
+		for _, args := range cases {
+			all := append(append([]string{"sbatch", "-o", "/dev/null"}, args...), "--wrap", "sleep 300")
+			o := ctldRun(c, all...)
+			if m := submittedRE.FindStringSubmatch(o); m == nil {
+				out = append(out, strings.Join(args, " ")+": "+o)
+			} else {
+				id, _ := strconv.ParseUint(m[1], 10, 32)
+				st := spreadSettle(t, c, uint32(id))
+				out = append(out, fmt.Sprintf("%s: %s | %s", strings.Join(args, " "), st, spreadJobLines(c, uint32(id))))
+			}
+			spreadIdle(t, c)
+		}
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	mask := regexp.MustCompile(`(job|Job|allocation) \d+`)
+	for i := range want {
+		want[i] = mask.ReplaceAllString(ctldMasked(want[i]), "$1 <id>")
+	}
+	for i := range got {
+		got[i] = mask.ReplaceAllString(ctldMasked(got[i]), "$1 <id>")
+	}
+	t.Logf("real:\n%s", strings.Join(want, "\n"))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("task layout differs (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
 	}
 }
