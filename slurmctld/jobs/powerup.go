@@ -61,3 +61,34 @@ func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
 	}
 	return m.finish(actions)
 }
+
+// skipPoweredDown drops from the nodes a job ending now waits on those
+// that are powered down or powering up: they are sent the kill but
+// deallocate_nodes expects no epilog complete from them, so a job
+// cancelled while waiting for power up is not left COMPLETING. It
+// reports whether a node was dropped.
+func skipPoweredDown(j *Job, cl *Cluster) bool {
+	if cl == nil || len(j.Completing) == 0 {
+		return false
+	}
+	down := map[string]bool{}
+	for k, i := range j.NodeIdx {
+		if k < len(j.Nodes) && i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+			down[j.Nodes[k]] = true
+		}
+	}
+	if len(down) == 0 {
+		return false
+	}
+	kept := j.Completing[:0]
+	for _, n := range j.Completing {
+		if !down[n] {
+			kept = append(kept, n)
+		}
+	}
+	j.Completing = kept
+	if len(kept) == 0 {
+		j.Completing = nil
+	}
+	return true
+}

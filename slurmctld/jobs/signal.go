@@ -306,6 +306,9 @@ func (m *Manager) terminate(j *Job, cl *Cluster, t msgtype.Type, now int64) []Ac
 	if len(j.Nodes) > 0 {
 		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...), MsgType: t,
 			Msg: m.killJob(j, cl, now)})
+		if skipPoweredDown(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
+			j.State &^= msg.JobCompleting
+		}
 	} else {
 		j.State &^= msg.JobCompleting
 	}
@@ -380,6 +383,9 @@ func (m *Manager) requeueOne(j *Job, flags uint32, c Caller, cl *Cluster, now in
 			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
 	}
 	m.requeue(j, flags, now)
+	if skipPoweredDown(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
+		m.completingDone(j, now)
+	}
 	return nil
 }
 
