@@ -176,8 +176,9 @@ func schedNodeState(n *Node) sched.NodeState {
 	if n.IsFail() {
 		s |= sched.NodeFail
 	}
-	if n.IsNoRespond() && !n.Has(msg.NodeStatePoweringUp) {
-		// A node being powered up takes jobs, which wait for it.
+	if n.IsNoRespond() && !n.Has(msg.NodeStatePoweringUp) && !n.Has(msg.NodeStatePoweredDown) {
+		// A node powered down or being powered up takes jobs, which
+		// wait for it (update_node's make_node_avail for such a node).
 		s |= sched.NodeNoRespond
 	}
 	if n.IsFuture() {

@@ -322,6 +322,9 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 		}
 		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
 		n.LastBusy = now
+		if n.Has(msg.NodeStatePoweredDown) {
+			n.LastBusy = 0 // as update_node: not busy since it was powered down
+		}
 	case state == msg.NodeStateAllocated:
 	case state == msg.NodeStateDrain || state == msg.NodeStateFail:
 		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
