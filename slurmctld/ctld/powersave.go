@@ -401,6 +401,7 @@ func (ps *powerState) pass(nodes []*Node, nodeIndex map[string]*Node, parts []*P
 			n.State |= msg.NodeStatePoweringUp | msg.NodeStateNoRespond
 			n.BootReqTime = now
 			n.psBooting = true
+			nodeUp(n) // accounting's node up clears the reason
 			wake = append(wake, n.Name)
 			forJob[n.Index] = false
 		}

@@ -47,3 +47,40 @@ func TestUpdateNodeResumePoweredDown(t *testing.T) {
 		})
 	}
 }
+
+// Waking a powered-down node, by the power saving pass or by the node
+// registering, tells accounting the node is up, which clears its reason
+// (POWER_DOWN_ASAP, "ResumeTimeout reached", ...).
+func TestPowerWakeClearsReason(t *testing.T) {
+	t.Run("pass", func(t *testing.T) {
+		nodes, idx, parts := psNodes(1, 0, 10)
+		nodes[0].State |= msg.NodeStatePoweredDown | msg.NodeStatePowerUp
+		nodes[0].Reason, nodes[0].ReasonTime, nodes[0].ReasonUID = "POWER_DOWN_ASAP", 5, 0
+		ps := &powerState{}
+		if w := ps.pass(nodes, idx, parts, nil, make([]int, 1), 1000); w.resume != "n1" {
+			t.Fatalf("resume %q, want n1", w.resume)
+		}
+		if n := nodes[0]; n.Reason != "" || n.ReasonTime != 0 || n.ReasonUID != noVal {
+			t.Errorf("reason %q time %d uid %d kept after wake", n.Reason, n.ReasonTime, n.ReasonUID)
+		}
+	})
+	t.Run("register", func(t *testing.T) {
+		c, _ := powerController(t, true)
+		n := node(c, "n1")
+		c.mu.Lock()
+		n.State = msg.NodeStateIdle | msg.NodeStatePoweredDown
+		n.Reason, n.ReasonTime, n.ReasonUID = "power down", 5, 0
+		c.mu.Unlock()
+		if _, err := c.ValidateRegistration(reg("n1", 4, 1000, 100), 0x2600); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		if n.Has(msg.NodeStatePoweredDown) {
+			t.Fatalf("state %s after registration", StateString(n.State))
+		}
+		if n.Reason != "" || n.ReasonTime != 0 {
+			t.Errorf("reason %q time %d kept after a powered-down node registered", n.Reason, n.ReasonTime)
+		}
+	})
+}

@@ -206,8 +206,12 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 		if n.Has(msg.NodeStatePoweringUp) {
 			n.LastResponse = now
 		}
+		wasPoweredDown := n.Has(msg.NodeStatePoweredDown)
 		n.State &^= msg.NodeStateNoRespond | msg.NodeStatePoweringUp | msg.NodeStatePoweredDown | msg.NodeStatePoweringDown
 		c.lastNodeUpdate = now
+		if wasPoweredDown {
+			nodeUp(n) // accounting's node up clears the reason
+		}
 	}
 	wasInvalid := n.Has(msg.NodeStateInvalidReg)
 	n.State &^= msg.NodeStateInvalidReg
