@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/slurmctld/jobs"
 )
 
 // After ResumeTimeout a node is DOWN+POWERED_DOWN+NOT_RESPONDING. An
@@ -83,4 +84,44 @@ func TestPowerWakeClearsReason(t *testing.T) {
 			t.Errorf("reason %q time %d kept after a powered-down node registered", n.Reason, n.ReasonTime)
 		}
 	})
+}
+
+// DRAIN or FAIL of an allocated node that is powered down or powering up
+// kills (requeues) its jobs, which would otherwise wait for a node that
+// is not coming; an allocated node that is up keeps its jobs.
+func TestUpdateNodeDrainPoweringUp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags uint32
+		req   uint32
+		kill  bool
+	}{
+		{"drain powering up", msg.NodeStatePoweringUp | msg.NodeStateNoRespond, msg.NodeStateDrain, true},
+		{"fail powered down", msg.NodeStatePoweredDown, msg.NodeStateFail, true},
+		{"drain up", 0, msg.NodeStateDrain, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := powerController(t, true)
+			if err := c.AttachJobs(JobsOptions{Manager: jobs.New(jobs.DefaultConfig(), &jobs.MemJournal{})}); err != nil {
+				t.Fatal(err)
+			}
+			n := node(c, "n1")
+			c.mu.Lock()
+			n.State = msg.NodeStateAllocated | tc.flags
+			c.mu.Unlock()
+			r := msg.NewUpdateNodeRequest()
+			r.NodeNames = msg.Str("n1")
+			r.NodeState = tc.req
+			r.Reason = msg.Str("admin")
+			if rc, err := c.UpdateNode(&r, 0); rc != 0 || err != nil {
+				t.Fatalf("rc %d err %v", rc, err)
+			}
+			c.mu.Lock()
+			kills := c.takePowerKills()
+			c.mu.Unlock()
+			if got := len(kills) == 1 && kills[0] == "n1"; got != tc.kill {
+				t.Errorf("jobs killed on %v, want kill %v", kills, tc.kill)
+			}
+		})
+	}
 }

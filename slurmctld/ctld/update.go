@@ -327,6 +327,13 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 		}
 	case state == msg.NodeStateAllocated:
 	case state == msg.NodeStateDrain || state == msg.NodeStateFail:
+		if (n.IsAllocated() || n.Base() == msg.NodeStateMixed) &&
+			(n.Has(msg.NodeStatePoweredDown) || n.Has(msg.NodeStatePoweringUp)) && c.jobs != nil {
+			// Its jobs would wait for a node that is not coming: they
+			// are killed (requeued when they can be) by the job tick.
+			c.log.Info(fmt.Sprintf("update_node: DRAIN/FAIL request for node %s which is allocated and being powered up. Requeuing jobs", n.Name))
+			c.powerKill = append(c.powerKill, n.Name)
+		}
 		n.State &^= msg.NodeStateDrain | msg.NodeStateFail
 		n.State |= state
 		state = n.State
