@@ -405,6 +405,8 @@ func (c *Controller) setPartNodes(p *Partition, spec string) int {
 		c.log.Info(fmt.Sprintf("update_part: setting nodes to %s for partition %s", p.NodeList(), p.Name))
 	}
 	c.relinkPartitions()
+	// A node's power saving times come from its partitions.
+	setPowerTimeouts(c.cfg.Conf, c.nodes, c.parts)
 	c.lastNodeUpdate = c.now().Unix()
 	return rc
 }

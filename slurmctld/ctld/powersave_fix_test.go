@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"os"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -123,5 +124,34 @@ func TestUpdateNodeDrainPoweringUp(t *testing.T) {
 				t.Errorf("jobs killed on %v, want kill %v", kills, tc.kill)
 			}
 		})
+	}
+}
+
+// Changing a partition's nodes sets the nodes' power saving times again
+// (update_part calls power_save_set_timeouts): a node that joins a
+// SuspendTime=INFINITE partition is no longer powered down when idle.
+func TestPartNodesPowerTimeouts(t *testing.T) {
+	dir := t.TempDir()
+	prog := dir + "/prog"
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newTestController(t, "SuspendTime=60\nSuspendProgram="+prog+"\nResumeProgram="+prog+
+		"\nPartitionName=nosusp Nodes=h1 SuspendTime=INFINITE\n")
+	c.mu.Lock()
+	c.powerReconfig()
+	c.mu.Unlock()
+	if n := node(c, "n1"); n.psSuspendTime != 60 {
+		t.Fatalf("n1 SuspendTime %d before, want 60", n.psSuspendTime)
+	}
+	r := partReq("nosusp")
+	r.Nodes = msg.Str("n1,h1")
+	if rc := c.UpdatePartition(r, false); rc != 0 {
+		t.Fatalf("rc %d", rc)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if n := node(c, "n1"); n.psSuspendTime != psInfinite {
+		t.Errorf("n1 SuspendTime %d after joining a SuspendTime=INFINITE partition, want INFINITE", n.psSuspendTime)
 	}
 }
