@@ -6,6 +6,7 @@ import (
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/slurmctld/jobs"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
 // After ResumeTimeout a node is DOWN+POWERED_DOWN+NOT_RESPONDING. An
@@ -153,5 +154,34 @@ func TestPartNodesPowerTimeouts(t *testing.T) {
 	defer c.mu.RUnlock()
 	if n := node(c, "n1"); n.psSuspendTime != psInfinite {
 		t.Errorf("n1 SuspendTime %d after joining a SuspendTime=INFINITE partition, want INFINITE", n.psSuspendTime)
+	}
+}
+
+// A pending power down takes a node out of scheduling only once it is
+// idle (make_node_idle clears it from avail_node_bitmap then); a busy one
+// keeps taking jobs. Unavailable is not DOWN: resuming a suspended job on
+// such a node is allowed (only DOWN nodes refuse it).
+func TestSchedPowerDownState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		state  uint32
+		usable bool
+	}{
+		{"idle power_down", msg.NodeStateIdle | msg.NodeStatePowerDown, false},
+		{"allocated power_down", msg.NodeStateAllocated | msg.NodeStatePowerDown, true},
+		{"mixed power_down", msg.NodeStateMixed | msg.NodeStatePowerDown, true},
+		{"powering down", msg.NodeStateIdle | msg.NodeStatePoweringDown, false},
+		{"powered down", msg.NodeStateIdle | msg.NodeStatePoweredDown, true},
+		{"powering up", msg.NodeStateIdle | msg.NodeStatePoweringUp | msg.NodeStateNoRespond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := schedNodeState(&Node{State: tc.state})
+			if st.Usable() != tc.usable {
+				t.Errorf("%s: sched state %#x usable %v, want %v", StateString(tc.state), st, st.Usable(), tc.usable)
+			}
+			if st&sched.NodeDown != 0 {
+				t.Errorf("%s: sched state %#x is DOWN", StateString(tc.state), st)
+			}
+		})
 	}
 }

@@ -7,13 +7,16 @@ import (
 
 // schedPowerState is what power saving adds to a node's scheduling
 // state. POWERING_DOWN nodes take no job until their SuspendTimeout is
-// over, nor idle ones asked to power down; POWERED_DOWN and POWERING_UP
+// over, nor idle ones asked to power down (a busy one keeps taking jobs
+// until it is idle, as avail_node_bitmap); POWERED_DOWN and POWERING_UP
 // ones take jobs, which wait CONFIGURING for them (sched.NodePoweredDown
-// tells the job manager).
+// tells the job manager). The unavailable ones are NodeDrain, not
+// NodeDown: they are not DOWN, so scontrol resume of a job stays allowed.
 func schedPowerState(n *Node) sched.NodeState {
 	var s sched.NodeState
-	if n.Has(msg.NodeStatePoweringDown) || (n.Has(msg.NodeStatePowerDown) && !n.Has(msg.NodeStatePoweredDown)) {
-		s |= sched.NodeDown
+	if n.Has(msg.NodeStatePoweringDown) ||
+		(n.Has(msg.NodeStatePowerDown) && !n.Has(msg.NodeStatePoweredDown) && n.IsIdle()) {
+		s |= sched.NodeDrain
 	}
 	if n.Has(msg.NodeStatePoweredDown) || n.Has(msg.NodeStatePoweringUp) {
 		s |= sched.NodePoweredDown
