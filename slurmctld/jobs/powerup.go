@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"log/slog"
+	"slices"
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/slurmctld/sched"
@@ -40,10 +41,26 @@ func nodesReady(j *Job, cl *Cluster) bool {
 // resets their start time (the time spent powering up does not count),
 // then the PrologFlags=Alloc prolog and the batch script are launched.
 func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
+	// Called every tick: look at the job table in ID order only when a
+	// job is ready, which is rare (and never with power saving off).
+	isReady := func(j *Job) bool {
+		return j.State&msg.JobPowerUpNode != 0 && j.State&msg.JobConfiguring != 0 && j.Running() &&
+			!m.hooks.prolog[j.ID] && nodesReady(j, cl)
+	}
+	var ready []uint32
+	for id, j := range m.jobs {
+		if isReady(j) {
+			ready = append(ready, id)
+		}
+	}
+	if len(ready) == 0 {
+		return m.finish(nil)
+	}
+	slices.Sort(ready)
 	var actions []Action
-	for _, j := range m.Jobs() {
-		if j.State&msg.JobPowerUpNode == 0 || j.State&msg.JobConfiguring == 0 || !j.Running() ||
-			m.hooks.prolog[j.ID] || !nodesReady(j, cl) {
+	for _, id := range ready {
+		j := m.jobs[id]
+		if j == nil || !isReady(j) { // an earlier one (a het job's leader) may have started it
 			continue
 		}
 		m.logf(slog.LevelInfo, "job_time_limit: Configuration for %s complete", jobIDString(j))

@@ -53,3 +53,22 @@ func TestPowerUpEndedJobNotCompleting(t *testing.T) {
 		})
 	}
 }
+
+// PowerUpReady runs every tick: with no job waiting for power up it only
+// looks at the job table, without copying it.
+func TestPowerUpReadyIdleNoAlloc(t *testing.T) {
+	m := hookManager(HookConfig{})
+	cl := testCluster()
+	for range 20 {
+		mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	}
+	mustSchedule(t, m, cl, t0)
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := m.PowerUpReady(cl, t0+1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("PowerUpReady with no job waiting allocates %v times per call", allocs)
+	}
+}
