@@ -185,3 +185,25 @@ func TestSchedPowerDownState(t *testing.T) {
 		})
 	}
 }
+
+// state=resume of a node powering down makes it powered down at once,
+// without waiting for SuspendTimeout.
+func TestUpdateNodeResumePoweringDown(t *testing.T) {
+	c, _ := powerController(t, true)
+	n := node(c, "n1")
+	c.mu.Lock()
+	n.State = msg.NodeStateIdle | msg.NodeStatePoweringDown
+	n.PowerSaveReqTime = 1000
+	c.mu.Unlock()
+	r := msg.NewUpdateNodeRequest()
+	r.NodeNames = msg.Str("n1")
+	r.NodeState = msg.NodeResume
+	if rc, err := c.UpdateNode(&r, 0); rc != 0 || err != nil {
+		t.Fatalf("rc %d err %v", rc, err)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if n.Has(msg.NodeStatePoweringDown) || !n.Has(msg.NodeStatePoweredDown) || n.PowerSaveReqTime != 0 {
+		t.Errorf("flags %#x req time %d, want POWERED_DOWN at once", n.State&^msg.NodeStateBase, n.PowerSaveReqTime)
+	}
+}

@@ -287,6 +287,12 @@ func (c *Controller) setNodeState(n *Node, state uint32, now int64) (int, bool) 
 			acctUpdated = true
 		}
 		n.State &^= msg.NodeStateDrain | msg.NodeStateFail | msg.NodeStateRebootRequested | msg.NodeStateRebootIssued
+		if n.Has(msg.NodeStatePoweringDown) {
+			// No wait for SuspendTimeout: taken as powered down now.
+			n.State &^= msg.NodeStateInvalidReg | msg.NodeStatePoweringDown
+			n.State |= msg.NodeStatePoweredDown
+			n.PowerSaveReqTime = 0
+		}
 		switch {
 		case base == msg.NodeStateDown, base == msg.NodeStateFuture:
 			state = msg.NodeStateIdle
