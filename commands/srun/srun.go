@@ -44,6 +44,7 @@ type srunOpts struct {
 	maxWait                                   int
 	relative                                  int // -r; -1: not given
 	mpi                                       string
+	hetGroup                                  string // --het-group as given
 }
 
 type srun struct {
@@ -102,11 +103,7 @@ func (s *srun) custom(name, arg string, has bool) error {
 		// An environment-only input (SLURM_JOB_NODELIST): the allocation
 		// itself is asked for by job id.
 	case "het-group":
-		// Component 0 is the whole of a job that is not heterogeneous.
-		if arg != "0" && arg != "[0]" {
-			s.log.Errorf("--het-group=%s: heterogeneous jobs are not supported by goslurm's srun yet", arg)
-			return &jobopt.ExitError{Code: jobopt.ExitOption}
-		}
+		s.sopt.hetGroup = arg
 	case "wait":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 {
@@ -133,11 +130,14 @@ func (s *srun) custom(name, arg string, has bool) error {
 }
 
 func (s *srun) main(args []string) (int, error) {
-	cli := launch.CLI{Cmd: jobopt.Srun, EnvTable: jobopt.SrunEnv, Usage: usageText, Help: helpText, Custom: s.custom,
+	cli := launch.CLI{Cmd: jobopt.Srun, EnvTable: jobopt.HetEnvTable(jobopt.SrunEnv, 0), Usage: usageText, Help: helpText, Custom: s.custom,
 		Log: s.log, Env: s.env, Stdout: s.io.stdout, Stderr: s.io.stderr, Cwd: s.io.cwd, Now: s.io.now}
 	ctl, o, operands, err := cli.Parse(args)
 	if err != nil {
 		return 0, err
+	}
+	if slices.Contains(operands, ":") || (s.sopt.hetGroup != "" && s.sopt.hetGroup != "0" && s.sopt.hetGroup != "[0]") {
+		return s.runHet(&cli, ctl, args, o, operands)
 	}
 	if s.sopt.pty {
 		s.sopt.unbuffered = true // implicit, as in srun's _opt_verify

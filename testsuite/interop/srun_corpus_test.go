@@ -136,6 +136,9 @@ func crRun(t *testing.T, c *realslurm.Cluster, pathDir, dir string, cs srCase) s
 	if timedOut {
 		r.stderr += "\nTIMED OUT"
 	}
+	if cs.mask != nil {
+		r = cs.mask(r)
+	}
 	return r
 }
 

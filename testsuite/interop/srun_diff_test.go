@@ -27,6 +27,7 @@ type srCase struct {
 	name  string
 	args  []string // argv[0] is srun or salloc, found in PATH
 	stdin string
+	mask  func(srResult) srResult // more masking, before crMask's
 }
 
 type srResult struct {

@@ -206,3 +206,20 @@ func (o *Opts) ApplyDirectives(words []string, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// HetEnvTable is table as srun reads it for het job component group:
+// each variable, then its _PACK_GROUP_<group> and _HET_GROUP_<group>
+// forms (the job id variables have none), so a component's own value
+// wins.
+func HetEnvTable(table []EnvVar, group int) []EnvVar {
+	out := make([]EnvVar, 0, 3*len(table))
+	for _, e := range table {
+		out = append(out, e)
+		if e.Name == "SLURM_JOBID" || e.Name == "SLURM_JOB_ID" {
+			continue
+		}
+		out = append(out, EnvVar{Name: fmt.Sprintf("%s_PACK_GROUP_%d", e.Name, group), Val: e.Val},
+			EnvVar{Name: fmt.Sprintf("%s_HET_GROUP_%d", e.Name, group), Val: e.Val})
+	}
+	return out
+}

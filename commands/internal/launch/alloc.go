@@ -144,6 +144,26 @@ func (c *Ctl) ExistingAllocation(ctx context.Context, jobID uint32) (*Allocation
 	return &Allocation{Allocation: h.Jobs[0], ctl: c}, nil
 }
 
+// ExistingAllocations is ExistingAllocation with every component of a
+// het job, in component order (one record for a job that is not
+// heterogeneous).
+func (c *Ctl) ExistingAllocations(ctx context.Context, jobID uint32) ([]*Allocation, error) {
+	req := msg.JobAllocInfoRequest{JobID: jobID, ReqCluster: nstr(c.Conn.Conf.ClusterName)}
+	v, err := c.Call(ctx, msgtype.REQUEST_HET_JOB_ALLOC_INFO, req, msgtype.RESPONSE_HET_JOB_ALLOCATION)
+	if err != nil {
+		return nil, err
+	}
+	h := v.(msg.HetAllocation)
+	if len(h.Jobs) == 0 {
+		return nil, slurmerr.Error{Code: slurmerr.ESLURM_INVALID_JOB_ID}
+	}
+	out := make([]*Allocation, len(h.Jobs))
+	for i := range h.Jobs {
+		out[i] = &Allocation{Allocation: h.Jobs[i], ctl: c}
+	}
+	return out, nil
+}
+
 // WaitReady polls REQUEST_JOB_READY until the nodes are up and the prolog
 // ran, as srun and salloc do before using an allocation. slow is called
 // once if the first two polls did not find it ready (salloc's "Waiting for

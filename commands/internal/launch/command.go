@@ -195,3 +195,29 @@ func (a *Allocation) SetAssocEnv(set func(name, value string)) {
 		set("SLURM_JOB_RESERVATION", a.ResvName.Value)
 	}
 }
+
+// ParseComponent reads the options of a further het job component (srun
+// "a : b"): fresh options from the input environment (table, already in
+// the component's form, see jobopt.HetEnvTable) and args, which start
+// after the ":". It returns the options and how many of args they used.
+func (c *CLI) ParseComponent(ctl *Ctl, table []jobopt.EnvVar, args []string) (*jobopt.Opts, int, error) {
+	o := jobopt.NewOpts(c.Cmd, c.Log)
+	o.Getenv = c.Env.Lookup
+	o.Now = c.Now
+	o.Cwd = c.Cwd
+	o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
+	o.Reset(true)
+	o.AllowSpecResources = ctl.Conn.Conf.AllowSpecResourcesUsage
+	o.Custom = c.Custom
+	if err := o.ApplyEnv(table); err != nil {
+		return nil, 0, err
+	}
+	n, err := o.ParseArgs(args, jobopt.FromCLI, false, c.Stderr)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := o.ValidateCommon(); err != nil {
+		return nil, 0, err
+	}
+	return o, n, nil
+}

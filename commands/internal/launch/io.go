@@ -37,6 +37,9 @@ type ioServer struct {
 	nnodes uint32
 	label  bool
 	width  int
+	// labelOffset is added to a task's id in its label: a het step
+	// component's first het-wide rank.
+	labelOffset uint32
 	out    [3]io.Writer // by io_hdr type: stdout, stderr
 
 	stdin     io.Reader
@@ -196,7 +199,7 @@ func (s *ioServer) write(typ uint16, gtid uint32, data []byte) {
 		if i < 0 {
 			break
 		}
-		fmt.Fprintf(&b, "%*d: ", s.width, gtid)
+		fmt.Fprintf(&b, "%*d: ", s.width, gtid+s.labelOffset)
 		b.Write(buf[:i+1])
 		buf = buf[i+1:]
 	}
@@ -214,7 +217,7 @@ func (s *ioServer) flush(typ uint16, gtid uint32) {
 	defer s.wmu.Unlock()
 	k := [2]uint32{uint32(typ), gtid}
 	if rest := s.partial[k]; len(rest) > 0 {
-		fmt.Fprintf(s.out[typ], "%*d: %s", s.width, gtid, rest)
+		fmt.Fprintf(s.out[typ], "%*d: %s", s.width, gtid+s.labelOffset, rest)
 	}
 	delete(s.partial, k)
 }
@@ -337,7 +340,7 @@ func (s *ioServer) close() {
 	defer s.wmu.Unlock()
 	for k, rest := range s.partial {
 		if len(rest) > 0 {
-			fmt.Fprintf(s.out[k[0]], "%*d: %s", s.width, k[1], rest)
+			fmt.Fprintf(s.out[k[0]], "%*d: %s", s.width, k[1]+s.labelOffset, rest)
 		}
 	}
 	s.partial = map[[2]uint32][]byte{}

@@ -40,6 +40,8 @@ type Step struct {
 	NTasks uint32
 	Name   string
 
+	hetComp uint32 // step_het_comp, NO_VAL outside a local het step
+
 	msgs *Listener // SRUN_* for the step from slurmctld
 	resp *Listener // RESPONSE_LAUNCH_TASKS, MESSAGE_TASK_EXIT
 	io   *ioServer
@@ -96,6 +98,25 @@ type StepOptions struct {
 	Stderr                 io.Writer
 	// Alloc is the job's allocation record (task-per-unit limits, aliases).
 	Alloc *msg.Allocation
+	// Het describes the whole het step this step is a component of; nil
+	// for a step that is not heterogeneous.
+	Het *HetLaunch
+}
+
+// HetLaunch is what every component's launch request says about the
+// whole het step (launch_tasks_request_msg_t's het_job_* fields): its
+// nodes in sorted order with their tasks' het-wide ids.
+type HetLaunch struct {
+	JobID      uint32     // the het job's id; NO_VAL for a local het step
+	NodeOffset uint32     // this component's first node in the het step
+	NNodes     uint32     // nodes over all components
+	NTasks     uint32     // tasks over all components
+	TIDs       [][]uint32 // per node of NodeList, the het-wide task ids
+	TIDOffsets []uint32   // per het-wide task, its component
+	Offset     uint32     // this component
+	StepCnt    uint32     // components
+	TaskOffset uint32     // this component's first het-wide task id
+	NodeList   string     // every component's nodes, sorted
 }
 
 // retryable are the step-create errors srun waits out (launch.c).
@@ -109,6 +130,14 @@ var retryable = map[int]bool{
 // and SrunPID are filled in here) and retries while the controller says the
 // resources are busy, with srun's messages.
 func (c *Ctl) CreateStep(ctx context.Context, jobID uint32, req msg.StepCreateRequest) (*Step, error) {
+	return c.CreateHetStep(ctx, jobID, req, pack.NoVal, pack.NoVal)
+}
+
+// CreateHetStep is CreateStep for one component of a het step: stepID is
+// the id the first component got (NO_VAL for the first) and hetComp the
+// component's offset (step_het_comp; NO_VAL for a step of a het job's
+// component, which is a job of its own).
+func (c *Ctl) CreateHetStep(ctx context.Context, jobID uint32, req msg.StepCreateRequest, stepID, hetComp uint32) (*Step, error) {
 	s := &Step{ctl: c, JobID: jobID, allExited: make(chan struct{}), reported: map[uint32]bool{},
 		jobDone: make(chan struct{})}
 	var err error
@@ -123,7 +152,8 @@ func (c *Ctl) CreateStep(ctx context.Context, jobID uint32, req msg.StepCreateRe
 	if i := indexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	req.StepID = msg.StepID{JobID: jobID, StepID: pack.NoVal, StepHetComp: pack.NoVal}
+	req.StepID = msg.StepID{JobID: jobID, StepID: stepID, StepHetComp: hetComp}
+	s.hetComp = hetComp
 	req.Host = msg.Str(host)
 	req.Port = s.msgs.Port()
 	req.SrunPID = uint32(os.Getpid())
@@ -185,7 +215,7 @@ func indexByte(s string, b byte) int {
 
 // StepID is the step's id.
 func (s *Step) StepID() msg.StepID {
-	return msg.StepID{JobID: s.JobID, StepID: s.Resp.JobStepID, StepHetComp: pack.NoVal}
+	return msg.StepID{JobID: s.JobID, StepID: s.Resp.JobStepID, StepHetComp: s.hetComp}
 }
 
 func (s *Step) idString() string { return fmt.Sprintf("StepId=%d.%d", s.JobID, s.Resp.JobStepID) }
@@ -266,6 +296,10 @@ func (s *Step) Launch(ctx context.Context, o StepOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.Het != nil {
+		// Labels name the het-wide rank.
+		s.io.labelOffset = o.Het.TaskOffset
+	}
 	cfg := s.ctl.Conn.Conf
 	a := o.Alloc
 	req := msg.LaunchTasksRequest{
@@ -281,6 +315,11 @@ func (s *Step) Launch(ctx context.Context, o StepOptions) error {
 		SwitchJobinfo: s.Resp.SwitchJobinfo, CompleteNodelist: s.Resp.Layout.NodeList,
 		CPUFreqMin: pack.NoVal, CPUFreqMax: pack.NoVal, CPUFreqGov: pack.NoVal,
 		SelectJobinfo: s.Resp.SelectJobinfo,
+	}
+	if h := o.Het; h != nil {
+		req.HetJobID, req.HetJobNodeOffset, req.HetJobNNodes, req.HetJobNTasks = h.JobID, h.NodeOffset, h.NNodes, h.NTasks
+		req.HetJobTIDs, req.HetJobTIDOffsets, req.HetJobOffset = h.TIDs, h.TIDOffsets, h.Offset
+		req.HetJobStepCnt, req.HetJobTaskOffset, req.HetJobNodeList = h.StepCnt, h.TaskOffset, msg.Str(h.NodeList)
 	}
 	if a != nil {
 		req.NTasksPerBoard, req.NTasksPerCore = a.NtasksPerBoard, a.NtasksPerCore

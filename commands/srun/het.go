@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/goslurm/goslurm/commands/internal/jobopt"
+	"github.com/goslurm/goslurm/commands/internal/launch"
+	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/pack"
+)
+
+// maxHetComponents is MAX_HET_JOB_COMPONENTS.
+const maxHetComponents = 128
+
+// hetComp is one step component of a het step: the options of one ":"
+// separated part of the command line for one het group.
+type hetComp struct {
+	o     *jobopt.Opts
+	sopt  srunOpts
+	argv  []string
+	group int
+
+	alloc *launch.Allocation
+	step  *launch.Step
+}
+
+// cutColon splits srun's operands at the first ":": the command of this
+// component and the arguments of the next (nil when there is none).
+func cutColon(operands []string) (argv, rest []string, more bool) {
+	i := slices.Index(operands, ":")
+	if i < 0 {
+		return operands, nil, false
+	}
+	return operands[:i], operands[i+1:], true
+}
+
+// parseHetGroup is --het-group's value as the component indexes it names
+// ("1", "0,2", "0-2", "[0-1,3]"), in order.
+func parseHetGroup(v string) ([]int, bool) {
+	spec := v
+	if !strings.HasPrefix(spec, "[") {
+		spec = "[" + spec + "]"
+	}
+	names, err := hostlist.Expand("g" + spec)
+	if err != nil || len(names) == 0 {
+		return nil, false
+	}
+	var out []int
+	for _, n := range names {
+		i, err := strconv.Atoi(strings.TrimPrefix(n, "g"))
+		if err != nil || i < 0 || i >= maxHetComponents {
+			return nil, false
+		}
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
+}
+
+// localHetStep is srun's test for a het step inside a plain allocation:
+// an allocation that is not a het job and a ":" after the options.
+func localHetStep(env *jobopt.Env, args []string) bool {
+	if _, ok := env.Get("SLURM_HET_SIZE"); ok {
+		return false
+	}
+	if _, ok := env.Get("SLURM_JOB_ID"); !ok {
+		return false
+	}
+	return slices.Contains(args, ":")
+}
+
+// hetComponents reads every component's options: the first part's
+// (already parsed as o, with operands the rest of the line), then each
+// part after a ":". A part with --het-group=a,b gives a component per
+// group, each read again with that group's environment.
+func (s *srun) hetComponents(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt.Opts, operands []string, local bool) ([]*hetComp, int, bool) {
+	var comps []*hetComp
+	partArgs := args[:len(args)-len(operands)]
+	argv, rest, more := cutColon(operands)
+	first, sopt := o, s.sopt
+	for part := 0; ; part++ {
+		groups := []int{part}
+		if sopt.hetGroup != "" {
+			g, ok := parseHetGroup(sopt.hetGroup)
+			if !ok {
+				s.log.Errorf("Invalid --het-group value: %s", sopt.hetGroup)
+				return nil, s.errorExit, false
+			}
+			groups = g
+		}
+		for i, g := range groups {
+			c := &hetComp{o: first, sopt: sopt, argv: argv, group: g}
+			if i > 0 || part == 0 && g != 0 {
+				// Every group reads its own environment.
+				s.sopt = srunOpts{relative: -1}
+				po, _, err := cli.ParseComponent(ctl, jobopt.HetEnvTable(jobopt.SrunEnv, g), partArgs)
+				if err != nil {
+					return nil, launch.ExitStatus(0, err, s.log, s.errorExit), false
+				}
+				c.o, c.sopt = po, s.sopt
+			}
+			if local && c.o.SetBy('N') == jobopt.FromEnv {
+				// A het step does not take the allocation's node count.
+				c.o.NodesSet, c.o.MinNodes, c.o.MaxNodes = false, 1, 0
+			}
+			comps = append(comps, c)
+		}
+		if !more {
+			break
+		}
+		s.sopt = srunOpts{relative: -1}
+		po, n, err := cli.ParseComponent(ctl, jobopt.HetEnvTable(jobopt.SrunEnv, part+1), rest)
+		if err != nil {
+			return nil, launch.ExitStatus(0, err, s.log, s.errorExit), false
+		}
+		first, sopt = po, s.sopt
+		partArgs = rest[:n]
+		argv, rest, more = cutColon(rest[n:])
+	}
+	s.sopt = comps[0].sopt
+	for _, c := range comps {
+		if len(c.argv) == 0 {
+			s.log.Fatalf("No command given to execute.")
+			return nil, s.errorExit, false
+		}
+	}
+	return comps, 0, true
+}
+
+// runHet runs a het step: srun "a : b" inside an allocation (one step
+// with a component per part, local het step) or the --het-group
+// components of a het job.
+func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt.Opts, operands []string) (int, error) {
+	local := localHetStep(s.env, args)
+	comps, code, ok := s.hetComponents(cli, ctl, args, o, operands, local)
+	if !ok {
+		return code, nil
+	}
+	jobID := s.sopt.jobID
+	if jobID == 0 {
+		for _, name := range []string{"SLURM_JOB_ID", "SLURM_JOBID"} {
+			if v, ok := s.env.Get(name); ok {
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+					jobID = uint32(n)
+					break
+				}
+			}
+		}
+	}
+	if jobID == 0 {
+		s.log.Errorf("heterogeneous job allocation is not supported by goslurm's srun yet: run it inside an allocation (salloc or sbatch)")
+		return s.errorExit, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT, syscall.SIGALRM)
+	defer signal.Stop(sigs)
+
+	allocs, err := ctl.ExistingAllocations(ctx, jobID)
+	if err != nil {
+		s.log.Errorf("Unable to confirm allocation for job %d: %s", jobID, launch.Strerror(err))
+		s.log.Infof("Check SLURM_JOB_ID environment variable. Expired or invalid job %d", jobID)
+		return s.errorExit, nil
+	}
+	maxGroup := 0
+	for _, c := range comps {
+		maxGroup = max(maxGroup, c.group)
+	}
+	localStep := false
+	if maxGroup > len(allocs)-1 {
+		if len(allocs) != 1 {
+			s.log.Errorf("Attempt to run a job step with het group value of %d, but the job allocation has maximum value of %d", maxGroup, len(allocs)-1)
+			return 1, nil
+		}
+		localStep = true
+	}
+	// Components in het group order, as srun walks the allocation's.
+	var ordered []*hetComp
+	for g := 0; g <= max(maxGroup, len(allocs)-1); g++ {
+		for _, c := range comps {
+			if c.group == g {
+				c.alloc = allocs[0]
+				if !localStep {
+					c.alloc = allocs[g]
+				}
+				ordered = append(ordered, c)
+			}
+		}
+	}
+	hetJobID := uint32(pack.NoVal)
+	if len(allocs) > 1 {
+		hetJobID = allocs[0].JobID
+	}
+	submitLine := strings.Join(args, " ")
+	// Create the steps: the first gets the step id, the others ask for it.
+	stepID := uint32(pack.NoVal)
+	var used []string
+	defer func() {
+		for _, c := range ordered {
+			if c.step != nil {
+				c.step.Close()
+			}
+		}
+	}()
+	for i, c := range ordered {
+		a := c.alloc
+		if localStep && len(used) > 0 {
+			// Later components leave out the nodes earlier ones took.
+			all, _ := hostlist.Expand(a.NodeList.Value)
+			left := len(all) - len(used)
+			if c.o.MinNodes > left || left <= 0 {
+				s.log.Errorf("Allocation failure of %d nodes: job size of %d, already allocated %d nodes to previous components.", max(c.o.MinNodes, 1), len(all), len(used))
+				return 1, nil
+			}
+			ex := append([]string(nil), used...)
+			if c.o.Exclude != "" {
+				ex = append(ex, c.o.Exclude)
+			}
+			c.o.Exclude = hostlist.Compress(ex)
+			cp := *a
+			cp.NodeCnt = uint32(left)
+			a = &cp
+		}
+		s.sopt = c.sopt
+		req := s.stepRequest(c.o, a, c.argv, submitLine, false)
+		comp := uint32(pack.NoVal)
+		if localStep {
+			comp = uint32(i)
+		}
+		st, err := ctl.CreateHetStep(ctx, c.alloc.JobID, req, stepID, comp)
+		if err != nil {
+			s.log.Errorf("Unable to create step for job %d: %s", c.alloc.JobID, launch.Strerror(err))
+			return 1, nil
+		}
+		c.step = st
+		if stepID == pack.NoVal {
+			stepID = st.Resp.JobStepID
+		}
+		used = append(used, st.Nodes...)
+	}
+	s.sopt = ordered[0].sopt
+	het := hetLayout(ordered, hetJobID)
+
+	label := false
+	for _, c := range ordered {
+		label = label || c.sopt.label
+	}
+	u, _ := user.Current()
+	var wg sync.WaitGroup
+	rcs := make([]uint32, len(ordered))
+	stop := make(chan struct{})
+	var sigWG sync.WaitGroup
+	sigWG.Add(1)
+	go func() {
+		defer sigWG.Done()
+		s.signals(ctx, ordered[0].step, sigs, stop)
+	}()
+	for i, c := range ordered {
+		h := het[i]
+		c := c
+		so := launch.StepOptions{
+			Argv: c.argv, Cwd: c.o.Chdir, UID: uint32(os.Getuid()), GID: uint32(os.Getgid()),
+			// --label in any part labels every component's output.
+			Label: c.sopt.label || label, MultiProg: c.sopt.multiProg, Unbuffered: c.sopt.unbuffered,
+			KillBadExit: c.sopt.killBadExit, MaxWait: c.sopt.maxWait, StdinTask: -1,
+			Stdin: s.io.stdin, Stdout: s.io.stdout, Stderr: s.io.stderr,
+			Alloc: &c.alloc.Allocation, Het: h,
+			Env: func(st *launch.Step) []string {
+				return s.hetTaskEnv(ctl, c, st, h, localStep, u)
+			},
+		}
+		if i > 0 {
+			so.Stdin = nil
+		}
+		if c.o.CPUsSet {
+			so.CPUsPerTask = uint16(c.o.CPUsPerTask)
+		}
+		if err := c.step.Launch(ctx, so); err != nil {
+			c.step.Abort(context.Background())
+			rcs[i] = 1 << 8
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rcs[i] = c.step.Wait()
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	sigWG.Wait()
+	var rc uint32
+	for _, r := range rcs {
+		rc = max(rc, r)
+	}
+	return launch.ExitCode(rc), nil
+}
+
+// hetLayout is each component's view of the whole het step: the nodes
+// of every component sorted by name, with their tasks' het-wide ids.
+func hetLayout(comps []*hetComp, hetJobID uint32) []*launch.HetLaunch {
+	var nodes []string
+	var tids [][]uint32
+	var tidOffsets []uint32
+	var ntasks, nodeOffset uint32
+	out := make([]*launch.HetLaunch, len(comps))
+	for i, c := range comps {
+		st := c.step
+		out[i] = &launch.HetLaunch{JobID: hetJobID, NodeOffset: nodeOffset, Offset: uint32(i),
+			StepCnt: uint32(len(comps)), TaskOffset: ntasks}
+		for n, name := range st.Nodes {
+			nodes = append(nodes, name)
+			var ids []uint32
+			for _, t := range st.TIDs[n] {
+				ids = append(ids, t+ntasks)
+			}
+			tids = append(tids, ids)
+		}
+		for range st.NTasks {
+			tidOffsets = append(tidOffsets, uint32(i))
+		}
+		ntasks += st.NTasks
+		nodeOffset += uint32(len(st.Nodes))
+	}
+	// The het step's nodes in name order, when no node is in two
+	// components (srun's _reorder_het_job_recs).
+	sorted := slices.Compact(slices.Sorted(slices.Values(nodes)))
+	if len(sorted) == len(nodes) {
+		var stids [][]uint32
+		for _, name := range sorted {
+			stids = append(stids, tids[slices.Index(nodes, name)])
+		}
+		nodes, tids = sorted, stids
+	}
+	list := hostlist.Compress(nodes)
+	for _, h := range out {
+		h.NNodes, h.NTasks, h.TIDs, h.TIDOffsets, h.NodeList = uint32(len(nodes)), ntasks, tids, tidOffsets, list
+	}
+	return out
+}
+
+// hetTaskEnv is taskEnv for a component of a het step: the step-wide
+// counts and lists are the whole het step's.
+func (s *srun) hetTaskEnv(ctl *launch.Ctl, c *hetComp, st *launch.Step, h *launch.HetLaunch, local bool, u *user.User) []string {
+	saved := s.sopt
+	s.sopt = c.sopt
+	env := jobopt.NewEnv(s.taskEnv(ctl, c.o, c.alloc, st, false, u))
+	s.sopt = saved
+	set := func(k, v string) { env.Set(k, v, true) }
+	counts := make([]uint32, len(h.TIDs))
+	for i, t := range h.TIDs {
+		counts[i] = uint32(len(t))
+	}
+	tpn := launch.CompressCounts(counts)
+	ntasks := strconv.Itoa(int(h.NTasks))
+	nnodes := strconv.Itoa(int(h.NNodes))
+	set("SLURM_NTASKS", ntasks)
+	set("SLURM_NPROCS", ntasks)
+	set("SLURM_NNODES", nnodes)
+	set("SLURM_NODELIST", h.NodeList)
+	set("SLURM_TASKS_PER_NODE", tpn)
+	set("SLURM_STEP_NODELIST", h.NodeList)
+	set("SLURM_STEP_NUM_NODES", nnodes)
+	set("SLURM_STEP_NUM_TASKS", ntasks)
+	set("SLURM_STEP_TASKS_PER_NODE", tpn)
+	switch st.Resp.Layout.TaskDist & 0xff {
+	case distCyclic:
+		set("SLURM_DISTRIBUTION", "cyclic")
+	case distBlock:
+		set("SLURM_DISTRIBUTION", "block")
+	}
+	if h.JobID != pack.NoVal {
+		id := strconv.Itoa(int(h.JobID))
+		set("SLURM_JOB_ID", id)
+		set("SLURM_JOBID", id)
+	}
+	list := env.List()
+	if local {
+		// srun drops the allocation's alias list for a local het step.
+		list = slices.DeleteFunc(list, func(kv string) bool { return strings.HasPrefix(kv, "SLURM_NODE_ALIASES=") })
+	}
+	return list
+}
