@@ -276,11 +276,15 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 			Stdin: s.io.stdin, Stdout: s.io.stdout, Stderr: s.io.stderr,
 			Alloc: &c.alloc.Allocation, Het: h,
 			Env: func(st *launch.Step) []string {
-				return s.hetTaskEnv(ctl, c, st, h, localStep, u)
+				return s.hetTaskEnv(ctl, c, st, h, ordered, localStep, u)
 			},
 		}
 		if i > 0 {
 			so.Stdin = nil
+		}
+		if len(ordered) == 1 {
+			// One component of a het job: a step of that job alone.
+			so.Het = nil
 		}
 		if c.o.CPUsSet {
 			so.CPUsPerTask = uint16(c.o.CPUsPerTask)
@@ -351,7 +355,7 @@ func hetLayout(comps []*hetComp, hetJobID uint32) []*launch.HetLaunch {
 
 // hetTaskEnv is taskEnv for a component of a het step: the step-wide
 // counts and lists are the whole het step's.
-func (s *srun) hetTaskEnv(ctl *launch.Ctl, c *hetComp, st *launch.Step, h *launch.HetLaunch, local bool, u *user.User) []string {
+func (s *srun) hetTaskEnv(ctl *launch.Ctl, c *hetComp, st *launch.Step, h *launch.HetLaunch, comps []*hetComp, local bool, u *user.User) []string {
 	saved := s.sopt
 	s.sopt = c.sopt
 	env := jobopt.NewEnv(s.taskEnv(ctl, c.o, c.alloc, st, false, u))
@@ -373,21 +377,67 @@ func (s *srun) hetTaskEnv(ctl *launch.Ctl, c *hetComp, st *launch.Step, h *launc
 	set("SLURM_STEP_NUM_NODES", nnodes)
 	set("SLURM_STEP_NUM_TASKS", ntasks)
 	set("SLURM_STEP_TASKS_PER_NODE", tpn)
-	switch st.Resp.Layout.TaskDist & 0xff {
-	case distCyclic:
+	// The het step's layout: cyclic when no component node has more
+	// than one task over all, else block.
+	if h.NTasks <= h.NNodes {
 		set("SLURM_DISTRIBUTION", "cyclic")
-	case distBlock:
+	} else {
 		set("SLURM_DISTRIBUTION", "block")
 	}
-	if h.JobID != pack.NoVal {
-		id := strconv.Itoa(int(h.JobID))
-		set("SLURM_JOB_ID", id)
-		set("SLURM_JOBID", id)
+	s.hetJobEnv(env, comps, local)
+	return env.List()
+}
+
+// hetJobEnv is what srun sets for the job before a het step: for a het
+// job, the job-wide variables name the components the step uses; each
+// used component's alias variable (by its place among them) is the
+// allocation's or gone, and so is a local het step's SLURM_NODE_ALIASES.
+func (s *srun) hetJobEnv(env *jobopt.Env, comps []*hetComp, local bool) {
+	drop := func(name string) {
+		l := slices.DeleteFunc(env.List(), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		*env = *jobopt.NewEnv(l)
 	}
-	list := env.List()
 	if local {
-		// srun drops the allocation's alias list for a local het step.
-		list = slices.DeleteFunc(list, func(kv string) bool { return strings.HasPrefix(kv, "SLURM_NODE_ALIASES=") })
+		if a := comps[0].alloc.AliasList.Value; a != "" {
+			env.Set("SLURM_NODE_ALIASES", a, true)
+		} else {
+			drop("SLURM_NODE_ALIASES")
+		}
+		return
 	}
-	return list
+	var allocs []*launch.Allocation
+	for _, c := range comps {
+		if !slices.Contains(allocs, c.alloc) {
+			allocs = append(allocs, c.alloc)
+		}
+	}
+	var nodes []string
+	var cpus []uint32
+	var nnodes uint32
+	for i, a := range allocs {
+		key := "SLURM_NODE_ALIASES_PACK_GROUP_" + strconv.Itoa(i)
+		if a.AliasList.Value != "" {
+			env.Set(key, a.AliasList.Value, true)
+		} else {
+			drop(key)
+		}
+		n, _ := hostlist.Expand(a.NodeList.Value)
+		nodes = append(nodes, n...)
+		nnodes += a.NodeCnt
+		for j, c := range a.Allocation.CPUsPerNode {
+			for range a.CPUCountReps[j] {
+				cpus = append(cpus, uint32(c))
+			}
+		}
+	}
+	id := strconv.Itoa(int(allocs[0].JobID))
+	env.Set("SLURM_JOB_ID", id, true)
+	env.Set("SLURM_JOBID", id, true)
+	env.Set("SLURM_JOB_NODELIST", hostlist.Compress(nodes), true)
+	env.Set("SLURM_JOB_NUM_NODES", strconv.Itoa(int(nnodes)), true)
+	env.Set("SLURM_JOB_CPUS_PER_NODE", launch.CompressCounts(cpus), true)
+	env.Set("SLURM_JOB_PARTITION", allocs[0].Partition.Value, true)
+	if v, ok := s.env.Get("SLURM_JOB_NAME_HET_GROUP_" + strconv.Itoa(comps[0].group)); ok {
+		env.Set("SLURM_JOB_NAME", v, true)
+	}
 }

@@ -40,7 +40,7 @@ type ioServer struct {
 	// labelOffset is added to a task's id in its label: a het step
 	// component's first het-wide rank.
 	labelOffset uint32
-	out    [3]io.Writer // by io_hdr type: stdout, stderr
+	out         [3]io.Writer // by io_hdr type: stdout, stderr
 
 	stdin     io.Reader
 	stdinTask int      // -1: every task (ALLSTDIN)
