@@ -177,6 +177,11 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 		maxGroup = max(maxGroup, c.group)
 	}
 	localStep := false
+	if maxGroup > len(allocs)-1 && len(comps) == 1 {
+		// One set of options is never a local het step.
+		s.log.Errorf("Requested het-group offset exceeds highest hetjob index (%d > %d)", maxGroup, len(allocs)-1)
+		return s.errorExit, nil
+	}
 	if maxGroup > len(allocs)-1 {
 		if len(allocs) != 1 {
 			s.log.Errorf("Attempt to run a job step with het group value of %d, but the job allocation has maximum value of %d", maxGroup, len(allocs)-1)
