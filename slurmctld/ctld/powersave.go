@@ -365,6 +365,13 @@ func (ps *powerState) pass(nodes []*Node, nodeIndex map[string]*Node, parts []*P
 			w.logs = append(w.logs, psLog{flag: true, text: "POWER: resume rate reached"})
 			break
 		}
+		if slices.ContainsFunc(j.nodes, func(i int) bool { return doomedNode(nodes[i]) }) {
+			// Real kills (requeues) such a job when its node goes DOWN or
+			// is drained; ours does at the next job tick, which may
+			// come after this pass: waking its nodes again would be a
+			// second ResumeProgram real never runs.
+			continue
+		}
 		var picked []string
 		need := false
 		for _, i := range slices.Sorted(slices.Values(j.nodes)) {
@@ -475,4 +482,10 @@ func resumeJSON[T any](jobList []T, all string) string {
 // going down; the registration is ignored.
 func waitingForNodePowerDown(n *Node, suspendTimeout int64) bool {
 	return n.Has(msg.NodeStatePoweringDown) && n.PowerSaveReqTime != 0 && n.BootTime < n.PowerSaveReqTime+suspendTimeout
+}
+
+// doomedNode is a node whose jobs are being killed: DOWN, or drained or
+// failed while powered down or powering up (update_node kills their jobs).
+func doomedNode(n *Node) bool {
+	return n.IsDown() || ((n.IsDrain() || n.IsFail()) && poweredDownish(n))
 }

@@ -288,3 +288,29 @@ func TestIsPowerRequest(t *testing.T) {
 		}
 	}
 }
+
+// A job whose node timed out (DOWN now) or was drained while powered down
+// is killed at the next job tick; a pass that comes first must not wake
+// its nodes again (real requeued the job when the node went down).
+func TestPowerPassSkipsDoomedJobs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state uint32
+	}{
+		{"down", msg.NodeStateDown | msg.NodeStatePoweredDown | msg.NodeStateNoRespond},
+		{"drained", msg.NodeStateIdle | msg.NodeStatePoweredDown | msg.NodeStateDrain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, idx, parts := psNodes(3, 0, 10)
+			for _, n := range nodes {
+				n.State |= msg.NodeStatePoweredDown
+			}
+			nodes[1].State = tc.state
+			ps := &powerState{cfg: powerCfg{}}
+			jobs := []psJob{{id: 2, nodes: []int{0, 1}}, {id: 3, nodes: []int{2}}}
+			if w := ps.pass(nodes, idx, parts, jobs, make([]int, 3), 1000); w.resume != "n3" {
+				t.Errorf("resume %q, want n3 (job 2 is being killed)", w.resume)
+			}
+		})
+	}
+}
