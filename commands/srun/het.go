@@ -33,13 +33,15 @@ type hetComp struct {
 }
 
 // cutColon splits srun's operands at the first ":": the command of this
-// component and the arguments of the next (nil when there is none).
+// component and the arguments of the next (nil when there is none). The
+// next part keeps the ":" in front, where the option parser expects the
+// program name (as srun's argv moves to the ":").
 func cutColon(operands []string) (argv, rest []string, more bool) {
 	i := slices.Index(operands, ":")
 	if i < 0 {
 		return operands, nil, false
 	}
-	return operands[:i], operands[i+1:], true
+	return operands[:i], operands[i:], true
 }
 
 // parseHetGroup is --het-group's value as the component indexes it names
@@ -217,6 +219,16 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 			}
 		}
 	}()
+	// A component that cannot be created ends the ones created before it
+	// (_cancel_steps): they would stay in the job with no tasks.
+	cancelCreated := func() int {
+		for _, c := range ordered {
+			if c.step != nil {
+				c.step.Abort(context.Background())
+			}
+		}
+		return s.errorExit
+	}
 	for i, c := range ordered {
 		a := c.alloc
 		if localStep && len(used) > 0 {
@@ -225,7 +237,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 			left := len(all) - len(used)
 			if c.o.MinNodes > left || left <= 0 {
 				s.log.Errorf("Allocation failure of %d nodes: job size of %d, already allocated %d nodes to previous components.", max(c.o.MinNodes, 1), len(all), len(used))
-				return 1, nil
+				return cancelCreated(), nil
 			}
 			ex := append([]string(nil), used...)
 			if c.o.Exclude != "" {
@@ -245,7 +257,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 		st, err := ctl.CreateHetStep(ctx, c.alloc.JobID, req, stepID, comp)
 		if err != nil {
 			s.log.Errorf("Unable to create step for job %d: %s", c.alloc.JobID, launch.Strerror(err))
-			return 1, nil
+			return cancelCreated(), nil
 		}
 		c.step = st
 		if stepID == pack.NoVal {
@@ -268,7 +280,11 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	sigWG.Add(1)
 	go func() {
 		defer sigWG.Done()
-		s.signals(ctx, ordered[0].step, sigs, stop)
+		steps := make([]*launch.Step, len(ordered))
+		for i, c := range ordered {
+			steps[i] = c.step
+		}
+		s.signals(ctx, steps, sigs, stop)
 	}()
 	for i, c := range ordered {
 		h := het[i]

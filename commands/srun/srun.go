@@ -438,7 +438,7 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 	done.Add(1)
 	go func() {
 		defer done.Done()
-		s.signals(ctx, step, sigs, stopSig)
+		s.signals(ctx, []*launch.Step{step}, sigs, stopSig)
 	}()
 	defer func() {
 		close(stopSig)
@@ -454,14 +454,28 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 // signals is srun's signal thread: Ctrl-C once prints the task states,
 // twice within a second kills the step; TERM/HUP/QUIT kill it; other
 // signals are forwarded to the tasks.
-func (s *srun) signals(ctx context.Context, step *launch.Step, sigs chan os.Signal, stop chan struct{}) {
+func (s *srun) signals(ctx context.Context, steps []*launch.Step, sigs chan os.Signal, stop chan struct{}) {
+	// A het step's signals go to every component (launch_p_fwd_signal);
+	// the messages name the first.
+	step := steps[0]
+	each := func(f func(*launch.Step)) {
+		for _, st := range steps {
+			f(st)
+		}
+	}
+	signal := func(sig int) { each(func(st *launch.Step) { st.Signal(ctx, sig) }) }
+	abort := func() {
+		each(func(st *launch.Step) {
+			st.Cancelled()
+			st.Abort(ctx)
+		})
+	}
 	var last time.Time
 	killSent := 0
 	force := func() {
 		if killSent == 0 {
 			s.log.Infof("forcing job termination")
-			step.Cancelled()
-			step.Abort(ctx)
+			abort()
 		} else {
 			s.log.Infof("job abort in progress")
 		}
@@ -477,14 +491,14 @@ func (s *srun) signals(ctx context.Context, step *launch.Step, sigs chan os.Sign
 				now := s.io.now()
 				if s.sopt.quitOnIntr || (!last.IsZero() && now.Sub(last) < time.Second) {
 					s.log.Infof("sending Ctrl-C to StepId=%d.%d", step.JobID, step.Resp.JobStepID)
-					step.Signal(ctx, int(syscall.SIGINT))
+					signal(int(syscall.SIGINT))
 					force()
 				} else if s.sopt.disableStatus {
 					s.log.Infof("sending Ctrl-C to StepId=%d.%d", step.JobID, step.Resp.JobStepID)
-					step.Signal(ctx, int(syscall.SIGINT))
+					signal(int(syscall.SIGINT))
 				} else {
 					s.log.Infof("interrupt (one more within 1 sec to abort)")
-					step.PrintStatus()
+					each((*launch.Step).PrintStatus)
 				}
 				last = now
 			case syscall.SIGQUIT:
@@ -492,12 +506,11 @@ func (s *srun) signals(ctx context.Context, step *launch.Step, sigs chan os.Sign
 				fallthrough
 			case syscall.SIGTERM, syscall.SIGHUP:
 				s.log.Infof("forcing job termination")
-				step.Cancelled()
-				step.Abort(ctx)
+				abort()
 			case syscall.SIGCONT:
 				s.log.Infof("got SIGCONT")
 			default:
-				step.Signal(ctx, int(sig.(syscall.Signal)))
+				signal(int(sig.(syscall.Signal)))
 			}
 		}
 	}
