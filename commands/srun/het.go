@@ -224,7 +224,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	cancelCreated := func() int {
 		for _, c := range ordered {
 			if c.step != nil {
-				c.step.Abort(context.Background())
+				c.step.Release(context.Background())
 			}
 		}
 		return s.errorExit

@@ -561,6 +561,15 @@ func (s *Step) Abort(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+// Release ends a step whose tasks were never launched, as srun's
+// _cancel_steps: REQUEST_STEP_COMPLETE for all its nodes, quietly.
+func (s *Step) Release(ctx context.Context) {
+	done := msg.StepComplete{StepID: s.StepID(), RangeFirst: 0, RangeLast: uint32(max(len(s.Nodes), 1) - 1)}
+	if err := s.ctl.CallRC(ctx, msgtype.REQUEST_STEP_COMPLETE, done); err != nil {
+		s.ctl.Log.Debugf("step complete: %s", Strerror(err))
+	}
+}
+
 // noteAbortLocked logs, once, that srun now waits a bounded time for the
 // tasks still running (slurm_step_launch_wait_finish).
 func (s *Step) noteAbortLocked() {
