@@ -51,11 +51,14 @@ func TestSlurmctldRequeueStartTimeNow(t *testing.T) {
 				// The second run may end before a poll sees it RUNNING:
 				// wait for a final state with the restart counted.
 				var fields string
+				// State and fields from one query: a second one could
+				// see the job end after the fields showed it RUNNING.
 				err := c.Poll(60*time.Second, func() bool {
 					fields = ctldJobFields(c, id)
-					switch ctldJobState(c, id) {
-					case "COMPLETED", "FAILED", "CANCELLED":
-						return !strings.Contains(fields, "Restarts=0")
+					for _, st := range []string{"COMPLETED", "FAILED", "CANCELLED"} {
+						if strings.Contains(fields, "JobState="+st+" ") {
+							return !strings.Contains(fields, "Restarts=0")
+						}
 					}
 					return false
 				})
