@@ -510,7 +510,11 @@ func (c *Controller) rpcStepInfo(_ context.Context, r *server.Request) *server.R
 func (c *Controller) rpcJobReady(_ context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.JobIDShowRequest](r.Body)
 	c.mu.Lock()
-	v, err := c.jobs.m.JobReady(req.JobID)
+	cl, err := c.jobCluster()
+	var v uint32
+	if err == nil {
+		v, err = c.jobs.m.JobReady(req.JobID, cl)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return server.RC(slurmerr.Code(err))
@@ -877,23 +881,60 @@ func (c *Controller) tickJobs(ctx context.Context) {
 				all.Ticket = up.Ticket
 			}
 		}
-		for _, node := range append(c.downNodesWithJobs(), c.takePowerKills()...) {
-			c.log.Info(fmt.Sprintf("Killing jobs on DOWN node %s", node))
-			o, err := m.NodeDown(node, cl, now)
-			all.Actions = append(all.Actions, o.Actions...)
-			if o.Ticket != nil {
-				all.Ticket = o.Ticket // tickets complete in order: the last covers the rest
-			}
-			if err != nil {
-				return all, err
-			}
-		}
-		return all, nil
+		err = c.killOnDownNodes(m, cl, now, &all)
+		return all, err
 	})
 	if err != nil {
 		c.log.Error(fmt.Sprintf("job tick: %v", err))
 	}
 	if len(out.Actions) > 0 || revoked {
+		c.kickScheduler()
+	}
+	c.spawnActions(out.Actions)
+}
+
+// killOnDownNodes is kill_running_job_by_node_name for the nodes DOWN
+// with jobs, and those power_down_force asked for: their running jobs
+// end or are requeued, and the jobs completing stop waiting for them.
+// Under the lock (jobOp); what it does is added to all.
+func (c *Controller) killOnDownNodes(m *jobs.Manager, cl *jobs.Cluster, now int64, all *jobs.Outcome) error {
+	for _, node := range append(c.downNodesWithJobs(), c.takePowerKills()...) {
+		c.log.Info(fmt.Sprintf("Killing jobs on DOWN node %s", node))
+		o, err := m.NodeDown(node, cl, now)
+		all.Actions = append(all.Actions, o.Actions...)
+		if o.Ticket != nil {
+			all.Ticket = o.Ticket // tickets complete in order: the last covers the rest
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleDownNodes does at once what the job tick would do a moment later
+// for nodes an update set DOWN: 22.05 kills their jobs, and lets the jobs
+// completing on them go, within the update, so that the reply comes
+// after it.
+func (c *Controller) settleDownNodes(ctx context.Context) {
+	if c.jobs == nil {
+		return
+	}
+	c.mu.RLock()
+	none := len(c.downNodesWithJobs()) == 0 && len(c.powerKill) == 0
+	c.mu.RUnlock()
+	if none {
+		return
+	}
+	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		var all jobs.Outcome
+		err := c.killOnDownNodes(m, cl, now, &all)
+		return all, err
+	})
+	if err != nil {
+		c.log.Error(fmt.Sprintf("down node jobs: %v", err))
+	}
+	if len(out.Actions) > 0 {
 		c.kickScheduler()
 	}
 	c.spawnActions(out.Actions)

@@ -14,7 +14,7 @@ import (
 )
 
 // rpcUpdateNode is _slurm_rpc_update_node.
-func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server.Response {
+func (c *Controller) rpcUpdateNode(ctx context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.UpdateNodeRequest](r.Body)
 	// 22.05 notes a reconfig event after every node update RPC, refused
 	// or not.
@@ -25,6 +25,7 @@ func (c *Controller) rpcUpdateNode(_ context.Context, r *server.Request) *server
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
 	}
 	rc, up := c.UpdateNode(req, r.Identity.UID)
+	c.settleDownNodes(ctx) // jobs.go
 	if rc != 0 {
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(rc)))
 	}

@@ -137,8 +137,10 @@ func (m *Manager) PrologDone(jobID uint32, status int, timedOut bool, cl *Cluste
 		j.State |= msg.JobConfiguring
 		return m.finish(nil)
 	}
-	j.State &^= msg.JobPowerUpNode
 	m.logf(slog.LevelInfo, "prolog_running_decr: Configuration for JobId=%d is complete", j.ID)
+	if j.State&msg.JobPowerUpNode != 0 {
+		m.powerUpFini(j, cl, now) // powerup.go
+	}
 	return m.finish(m.configFini(j, cl, now))
 }
 

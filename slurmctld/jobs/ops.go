@@ -345,10 +345,10 @@ const (
 	ReadyPrologState = 0x04
 )
 
-// JobReady handles REQUEST_JOB_READY (srun/salloc polling): the nodes are
-// up (no power saving here), the prolog is done (none runs from the
-// controller) and, once running, the job.
-func (m *Manager) JobReady(id uint32) (uint32, error) {
+// JobReady handles REQUEST_JOB_READY (srun/salloc polling, job_node_ready):
+// the job runs, its prolog is done, and its nodes are up
+// (select_p_job_ready: none powered down or still powering up).
+func (m *Manager) JobReady(id uint32, cl *Cluster) (uint32, error) {
 	j := m.jobs[id]
 	if j == nil {
 		return 0, serr(slurmerr.ESLURM_INVALID_JOB_ID)
@@ -359,6 +359,12 @@ func (m *Manager) JobReady(id uint32) (uint32, error) {
 	}
 	if j.Running() {
 		rc |= ReadyNodeState | ReadyJobState
+		for _, i := range j.NodeIdx {
+			if nodeState(cl, i)&sched.NodePoweredDown != 0 {
+				rc &^= ReadyNodeState
+				break
+			}
+		}
 	}
 	return rc, nil
 }

@@ -11,13 +11,27 @@ import (
 // Jobs started on nodes that power saving turned off (select_nodes'
 // POWER_UP_NODE): the job is RUNNING but CONFIGURING until its nodes
 // are back; the batch script and the PrologFlags=Alloc prolog wait for
-// them. The controller's power saving wakes the nodes.
+// them. The controller's power saving wakes the nodes. A node already
+// POWERING_UP holds a job back the same way: 22.05's reboot_job_nodes
+// sets POWER_UP_NODE (and wait_all_nodes) for a job on nodes in
+// power_node_bitmap or booting_node_bitmap, so such a job is CONFIGURING
+// too and its start time is reset once every node is up
+// (sched.NodePoweredDown stands for both states).
+
+// nodeState is the scheduling state of node index i (zero when out of
+// range).
+func nodeState(cl *Cluster, i int) sched.NodeState {
+	if cl == nil || i < 0 || i >= len(cl.Nodes) {
+		return 0
+	}
+	return cl.Nodes[i].State
+}
 
 // powerUpHold marks j CONFIGURING with POWER_UP_NODE when one of its
 // nodes is powered down or powering up, and reports it.
 func (m *Manager) powerUpHold(j *Job, cl *Cluster) bool {
 	for _, i := range j.NodeIdx {
-		if i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+		if nodeState(cl, i)&sched.NodePoweredDown != 0 {
 			j.State |= msg.JobConfiguring | msg.JobPowerUpNode
 			return true
 		}
@@ -25,11 +39,12 @@ func (m *Manager) powerUpHold(j *Job, cl *Cluster) bool {
 	return false
 }
 
-// nodesReady is test_job_nodes_ready for a job waiting for power up:
-// none of its nodes is powered down or powering up.
+// nodesReady is test_job_nodes_ready for a job waiting for power up
+// (wait_all_nodes, which reboot_job_nodes set): none of its nodes is
+// powered down or powering up.
 func nodesReady(j *Job, cl *Cluster) bool {
 	for _, i := range j.NodeIdx {
-		if i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+		if nodeState(cl, i)&sched.NodePoweredDown != 0 {
 			return false
 		}
 	}
@@ -64,11 +79,8 @@ func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
 			continue
 		}
 		m.logf(slog.LevelInfo, "job_time_limit: Configuration for %s complete", jobIDString(j))
-		m.logf(slog.LevelInfo, "Resetting %s start time for node power up", jobIDString(j))
-		j.State &^= msg.JobConfiguring | msg.JobPowerUpNode
-		j.StartTime = now
-		j.EndTime = now + m.limitSeconds(j, cl)
-		m.touch(j, now)
+		j.State &^= msg.JobConfiguring
+		m.powerUpFini(j, cl, now)
 		actions = append(actions, m.launchProlog(j, cl, now)...)
 		if j.HetJobID != 0 {
 			actions = append(actions, m.hetStarted(j, cl, now)...)
@@ -79,18 +91,30 @@ func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
 	return m.finish(actions)
 }
 
-// skipPoweredDown drops from the nodes a job ending now waits on those
-// that are powered down or powering up: they are sent the kill but
-// deallocate_nodes expects no epilog complete from them, so a job
-// cancelled while waiting for power up is not left COMPLETING. It
+// powerUpFini is job_config_fini for a POWER_UP_NODE job: the time
+// spent powering up does not count, its start time is now.
+func (m *Manager) powerUpFini(j *Job, cl *Cluster, now int64) {
+	m.logf(slog.LevelInfo, "Resetting %s start time for node power up", jobIDString(j))
+	j.State &^= msg.JobPowerUpNode
+	j.StartTime = now
+	j.EndTime = now + m.limitSeconds(j, cl)
+	m.touch(j, now)
+}
+
+// skipUnreachable drops from the nodes a job ending now waits on those
+// that are DOWN, powered down or powering up (deallocate_nodes, as
+// make_node_comp): they are sent the kill but no epilog complete is
+// expected from them, so a job cancelled while waiting for power up, or
+// ending on a node that just went DOWN, is not left COMPLETING. It
 // reports whether a node was dropped.
-func skipPoweredDown(j *Job, cl *Cluster) bool {
+func skipUnreachable(j *Job, cl *Cluster) bool {
 	if cl == nil || len(j.Completing) == 0 {
 		return false
 	}
+	const gone = sched.NodeDown | sched.NodePoweredDown
 	down := map[string]bool{}
 	for k, i := range j.NodeIdx {
-		if k < len(j.Nodes) && i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodePoweredDown != 0 {
+		if k < len(j.Nodes) && nodeState(cl, i)&gone != 0 {
 			down[j.Nodes[k]] = true
 		}
 	}

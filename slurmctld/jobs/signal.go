@@ -306,7 +306,7 @@ func (m *Manager) terminate(j *Job, cl *Cluster, t msgtype.Type, now int64) []Ac
 	if len(j.Nodes) > 0 {
 		out = append(out, NodeMessage{JobID: j.ID, Nodes: append([]string(nil), j.Nodes...), MsgType: t,
 			Msg: m.killJob(j, cl, now)})
-		if skipPoweredDown(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
+		if skipUnreachable(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
 			j.State &^= msg.JobCompleting
 		}
 	} else {
@@ -383,7 +383,7 @@ func (m *Manager) requeueOne(j *Job, flags uint32, c Caller, cl *Cluster, now in
 			MsgType: msgtype.REQUEST_TERMINATE_JOB, Msg: m.killJob(j, cl, now)})
 	}
 	m.requeue(j, flags, now)
-	if skipPoweredDown(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
+	if skipUnreachable(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
 		m.completingDone(j, now)
 	}
 	return nil
