@@ -189,6 +189,12 @@ func powerMode(t *testing.T, dir, node, mode string) {
 // to dir/power.log; n3 is excluded from power saving.
 func powerCluster(t *testing.T) (c *ctldharness.Cluster, dir string) {
 	t.Helper()
+	return powerClusterResume(t, 15)
+}
+
+// powerClusterResume is powerCluster with ResumeTimeout resumeTimeout.
+func powerClusterResume(t *testing.T, resumeTimeout int) (c *ctldharness.Cluster, dir string) {
+	t.Helper()
 	slurmd := ctldharness.RealSbin(t, "slurmd")
 	// Debian's scontrol: skipped, or failed under GOSLURM_REQUIRE_ORACLE=1.
 	scontrol := oracle.Binary(t, "scontrol")
@@ -219,7 +225,7 @@ func powerCluster(t *testing.T) (c *ctldharness.Cluster, dir string) {
 			"ResumeFailProgram=" + fail,
 			"SuspendTime=6",
 			"SuspendTimeout=4",
-			"ResumeTimeout=15",
+			fmt.Sprintf("ResumeTimeout=%d", resumeTimeout),
 			"SuspendExcNodes=n3",
 			"SlurmctldParameters=power_save_interval=1",
 		},
