@@ -311,8 +311,11 @@ func configState(s string) (uint32, error) {
 		return msg.NodeStateUnknown | msg.NodeStateDrain, nil
 	case "FAIL":
 		return msg.NodeStateUnknown | msg.NodeStateFail, nil
-	case "CLOUD":
-		return msg.NodeStateUnknown | msg.NodeStateCloud, nil
+	}
+	if strings.HasPrefix(strings.ToUpper(s), "CLOUD") {
+		// A cloud node starts powered down (and hidden until it is
+		// resumed for a job): state_str2int's CLOUD prefix.
+		return msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweredDown, nil
 	}
 	return 0, fmt.Errorf("invalid node state %s", s)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/goslurm/goslurm/conf"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/server"
@@ -118,7 +119,9 @@ func (c *Controller) rpcNodeInfoSingle(_ context.Context, r *server.Request) *se
 }
 
 // nodeHidden is pack_all_node's test: nodes only in partitions the user
-// cannot see, and FUTURE nodes unless asked for, go out as blank records.
+// cannot see, FUTURE nodes unless asked for, and powered-down CLOUD nodes
+// (to everyone, root included, and whatever the flags) unless
+// PrivateData=cloud, go out as blank records.
 func (c *Controller) nodeHidden(n *Node, flags uint16, uid uint32, vis map[string]bool) bool {
 	if flags&showAll == 0 && !c.privileged(uid) && len(n.Partitions) > 0 {
 		hidden := true
@@ -131,7 +134,11 @@ func (c *Controller) nodeHidden(n *Node, flags uint16, uid uint32, vis map[strin
 			return true
 		}
 	}
-	return n.IsFuture() && flags&showFuture == 0
+	if n.IsFuture() && flags&showFuture == 0 {
+		return true
+	}
+	return c.cfg.Conf.PrivateDataFlags&conf.PrivateCloud == 0 &&
+		n.Has(msg.NodeStateCloud) && n.Has(msg.NodeStatePoweredDown)
 }
 
 func (c *Controller) blankNode() msg.Node {

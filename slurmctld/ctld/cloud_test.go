@@ -1,0 +1,67 @@
+package ctld
+
+import (
+	"context"
+	"testing"
+
+	"github.com/goslurm/goslurm/credential/auth"
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/protocol/server"
+)
+
+// A State=CLOUD node starts IDLE+CLOUD+POWERED_DOWN; while powered down
+// it goes out as a blank record to everyone (root included, -a or not)
+// unless PrivateData=cloud; once powered up it is shown like any node.
+func TestCloudNodeHidden(t *testing.T) {
+	const cloud = "NodeName=c1 CPUs=2 RealMemory=500 State=CLOUD\nPartitionName=cloud Nodes=c1\n"
+	for _, tc := range []struct {
+		name   string
+		extra  string
+		hidden bool
+	}{
+		{"default", cloud, true},
+		{"private cloud", "PrivateData=cloud\n" + cloud, false},
+		{"private jobs", "PrivateData=jobs\n" + cloud, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newTestController(t, tc.extra)
+			n := node(c, "c1")
+			if want := msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweredDown; n.State != want {
+				t.Fatalf("state %s, want IDLE+CLOUD+POWERED_DOWN", StateString(n.State))
+			}
+			show := func(uid uint32, flags uint16) (all, single string) {
+				r := &server.Request{Body: &msg.InfoRequest{ShowFlags: flags}, Identity: auth.Identity{UID: uid}}
+				r.Header.MsgType = msgtype.REQUEST_NODE_INFO
+				resp := c.Serve(context.Background(), r).Body.(*msg.NodeInfoResponse)
+				all = resp.Nodes[n.Index].Name.Value
+				r = &server.Request{Body: &msg.NodeInfoSingleRequest{NodeName: msg.Str("c1"), ShowFlags: flags},
+					Identity: auth.Identity{UID: uid}}
+				r.Header.MsgType = msgtype.REQUEST_NODE_INFO_SINGLE
+				one := c.Serve(context.Background(), r).Body.(*msg.NodeInfoResponse)
+				if len(one.Nodes) == 1 {
+					single = one.Nodes[0].Name.Value
+				}
+				return all, single
+			}
+			want := "c1"
+			if tc.hidden {
+				want = ""
+			}
+			for _, who := range []struct {
+				uid   uint32
+				flags uint16
+			}{{0, 0}, {0, showAll}, {1000, showAll}, {1000, 0}} {
+				if all, one := show(who.uid, who.flags); all != want || one != want {
+					t.Errorf("uid %d flags %#x: listed as %q / %q, want %q", who.uid, who.flags, all, one, want)
+				}
+			}
+			c.mu.Lock()
+			n.State = n.State&^msg.NodeStatePoweredDown | msg.NodeStatePoweringUp | msg.NodeStateNoRespond
+			c.mu.Unlock()
+			if all, one := show(1000, 0); all != "c1" || one != "c1" {
+				t.Errorf("powering up: listed as %q / %q", all, one)
+			}
+		})
+	}
+}
