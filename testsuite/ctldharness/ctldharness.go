@@ -42,6 +42,7 @@ type Options struct {
 	NodeCPUs       map[string]int
 	// NodeConf holds extra NodeName= parameters (e.g. "CoreSpecCount=1
 	// MemSpecLimit=200"), by node name; the key "*" applies to every node.
+	// A State= there replaces the default State=UNKNOWN.
 	NodeConf map[string]string
 	// NoConfigOverrides leaves SlurmdParameters=config_overrides out, so
 	// registrations are checked against the configuration.
@@ -268,10 +269,11 @@ func (c *Cluster) confText() string {
 			cpus = v
 		}
 		extra := strings.TrimSpace(c.opts.NodeConf["*"] + " " + c.opts.NodeConf[n.Name])
-		if extra != "" {
-			extra = " " + extra
+		if !strings.Contains(strings.ToLower(extra), "state=") {
+			// A State= in NodeConf (State=CLOUD) replaces the default.
+			extra = strings.TrimSpace(extra + " State=UNKNOWN")
 		}
-		p("NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d%s State=UNKNOWN",
+		p("NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d %s",
 			n.Name, n.Port, cpus, mem, extra)
 	}
 	if c.opts.Partitions == nil {
