@@ -65,3 +65,33 @@ func TestCloudNodeHidden(t *testing.T) {
 		})
 	}
 }
+
+// The job manager gets each CLOUD node's "name:[addr]:hostname" (none
+// for other nodes, none at all with cloud_dns), following NodeAddr.
+func TestCloudAliases(t *testing.T) {
+	const cloud = "NodeName=c1 NodeAddr=10.1.1.1 NodeHostname=host1 CPUs=2 RealMemory=500 State=CLOUD\nPartitionName=cloud Nodes=c1\n"
+	c, _ := newTestController(t, cloud)
+	c.mu.Lock()
+	got := c.cloudAliases(nil)
+	c.mu.Unlock()
+	idx := node(c, "c1").Index
+	if len(got) != len(c.nodes) || got[idx] != "c1:[10.1.1.1]:host1" || got[0] != "" {
+		t.Fatalf("aliases %q", got)
+	}
+	c.mu.Lock()
+	c.nodes[idx].Addr = "10.1.1.2"
+	got = c.cloudAliases(got)
+	c.mu.Unlock()
+	if got[idx] != "c1:[10.1.1.2]:host1" {
+		t.Errorf("after an address change: %q", got[idx])
+	}
+	dns, _ := newTestController(t, "SlurmctldParameters=cloud_dns\n"+cloud)
+	none, _ := newTestController(t, "")
+	for name, ctl := range map[string]*Controller{"cloud_dns": dns, "no cloud node": none} {
+		ctl.mu.Lock()
+		if a := ctl.cloudAliases(nil); a != nil {
+			t.Errorf("%s: aliases %q", name, a)
+		}
+		ctl.mu.Unlock()
+	}
+}

@@ -162,6 +162,7 @@ func (c *Controller) jobCluster() (*jobs.Cluster, error) {
 	jc.cl.Partitions = parts
 	jc.cl.Reservations = c.jobReservations()
 	jc.cl.GresRecs = c.gresRecs(jc.cl.GresRecs)
+	jc.cl.CloudAliases = c.cloudAliases(jc.cl.CloudAliases) // cloud.go
 	return jc.cl, nil
 }
 

@@ -226,6 +226,10 @@ type Job struct {
 	SharedCores bool   `json:",omitempty"`
 	TotalCPUs   uint32 `json:",omitempty"`
 	BatchHost   string `json:",omitempty"`
+	// AliasList is the job's alias_list: its CLOUD nodes' addresses
+	// ("TBD" while one of them is still powered down or powering up),
+	// for the launch messages and srun's allocation.
+	AliasList string `json:",omitempty"`
 	// Completing are the nodes that have not sent MESSAGE_EPILOG_COMPLETE
 	// yet after the job ended.
 	Completing []string `json:",omitempty"`

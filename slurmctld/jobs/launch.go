@@ -55,7 +55,7 @@ func (m *Manager) batchLaunch(j *Job, cl *Cluster, now int64) *msg.BatchJobLaunc
 		AcctgFreq: ns(j.AcctgFreq), Container: ns(j.Container),
 		CPUBindType: or16(j.CPUBindType, NoVal16, 0), CPUsPerTask: or16(j.CPUsPerTask, NoVal16, 1),
 		RestartCnt: j.RestartCnt, CPUsPerNode: vals, CPUCountReps: reps,
-		CPUBind: ns(j.CPUBind), Nodes: ns(j.nodeList()), WorkDir: ns(j.WorkDir),
+		CPUBind: ns(j.CPUBind), Nodes: ns(j.nodeList()), WorkDir: ns(j.WorkDir), AliasList: ns(j.AliasList),
 		StdErr: ns(j.StdErr), StdIn: ns(j.StdIn), StdOut: ns(j.StdOut),
 		SelectJobinfo: m.cfg.Select, Account: ns(j.Account), QOS: ns(j.QOS),
 		ResvName: ns(j.Reservation), Profile: j.Profile, TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),
@@ -230,6 +230,7 @@ func (m *Manager) allocation(j *Job) *msg.Allocation {
 	a.NodeCnt = uint32(len(j.Nodes))
 	a.NodeList = ns(j.nodeList())
 	a.BatchHost = ns(j.BatchHost)
+	a.AliasList = ns(j.AliasList)
 	a.CPUsPerNode, a.CPUCountReps = cpuGroups(j.NodeCPUs)
 	if j.PnMinMemory != NoVal64 && j.PnMinMemory != 0 {
 		a.PnMinMemory = j.PnMinMemory

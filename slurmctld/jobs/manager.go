@@ -154,6 +154,10 @@ type Cluster struct {
 	// GresRecs are the gres.conf records each node's slurmd registered
 	// (index = node index; nil = not registered yet), for GRES indices.
 	GresRecs [][]gres.Record
+	// CloudAliases are the CLOUD nodes' entries of a job's alias list,
+	// "name:[addr]:hostname" by node index ("" for other nodes); nil
+	// when there is no CLOUD node, or SlurmctldParameters=cloud_dns.
+	CloudAliases []string
 
 	// empty keeps the submission test's empty cluster
 	// (submitcheck_select.go) while the node configuration stays.

@@ -3,6 +3,7 @@ package jobs
 import (
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/slurmctld/sched"
@@ -92,13 +93,37 @@ func (m *Manager) PowerUpReady(cl *Cluster, now int64) (Outcome, error) {
 }
 
 // powerUpFini is job_config_fini for a POWER_UP_NODE job: the time
-// spent powering up does not count, its start time is now.
+// spent powering up does not count, its start time is now, and its
+// CLOUD nodes' addresses are known now.
 func (m *Manager) powerUpFini(j *Job, cl *Cluster, now int64) {
 	m.logf(slog.LevelInfo, "Resetting %s start time for node power up", jobIDString(j))
 	j.State &^= msg.JobPowerUpNode
 	j.StartTime = now
 	j.EndTime = now + m.limitSeconds(j, cl)
+	if j.AliasList == "TBD" {
+		j.AliasList = aliasList(j, cl)
+	}
 	m.touch(j, now)
+}
+
+// aliasList is set_job_alias_list: the CLOUD nodes of the job, each
+// "name:[addr]:hostname", comma separated; "TBD" while one of them is
+// powered down or powering up; "" without CLOUD nodes.
+func aliasList(j *Job, cl *Cluster) string {
+	if cl == nil || cl.CloudAliases == nil {
+		return ""
+	}
+	var parts []string
+	for _, i := range j.NodeIdx {
+		if i < 0 || i >= len(cl.CloudAliases) || cl.CloudAliases[i] == "" {
+			continue
+		}
+		if nodeState(cl, i)&sched.NodePoweredDown != 0 {
+			return "TBD"
+		}
+		parts = append(parts, cl.CloudAliases[i])
+	}
+	return strings.Join(parts, ",")
 }
 
 // skipUnreachable drops from the nodes a job ending now waits on those

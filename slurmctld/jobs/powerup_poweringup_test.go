@@ -120,3 +120,39 @@ func TestEndedJobSkipsDownNodes(t *testing.T) {
 		})
 	}
 }
+
+// A job on CLOUD nodes carries their addresses (alias_list): "TBD" while
+// one is powered down, the list once they are up (job_config_fini), in
+// the batch launch and the allocation.
+func TestCloudAliasList(t *testing.T) {
+	m := hookManager(HookConfig{})
+	cl := testCluster()
+	cl.CloudAliases = []string{"", "n2:[10.0.0.2]:h2", "n3:[10.0.0.3]:h3", ""}
+	d := batchDesc(alice)
+	d.MinNodes, d.MaxNodes = 3, 3
+	d.ReqNodes = msg.Str("n1,n2,n3")
+	cl.Nodes[2].State |= sched.NodePoweredDown
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	if j.AliasList != "TBD" || m.allocation(j).AliasList.Value != "TBD" {
+		t.Fatalf("alias list %q while n3 is powered down, want TBD", j.AliasList)
+	}
+	cl.Nodes[2].State &^= sched.NodePoweredDown
+	out, err := m.PowerUpReady(cl, t0+5)
+	l := launches(out.Actions)
+	if err != nil || len(l) != 1 {
+		t.Fatalf("ready: %v %+v", err, out.Actions)
+	}
+	const want = "n2:[10.0.0.2]:h2,n3:[10.0.0.3]:h3"
+	if j.AliasList != want || l[0].Msg.AliasList.Value != want {
+		t.Errorf("alias list %q, launch %q, want %q", j.AliasList, l[0].Msg.AliasList.Value, want)
+	}
+
+	// No CLOUD node: no alias list.
+	id2 := mustSubmit(t, m, testCluster(), batchDesc(alice), alice, t0+6)
+	mustSchedule(t, m, testCluster(), t0+6)
+	if a := m.Job(id2).AliasList; a != "" {
+		t.Errorf("alias list %q without CLOUD nodes", a)
+	}
+}

@@ -37,7 +37,7 @@ func (m *Manager) launchProlog(j *Job, cl *Cluster, now int64) []Action {
 		j.Reason = ReasonProlog
 		j.PrologNodes = slices.Clone(j.Nodes)
 	}
-	pl := &msg.PrologLaunch{JobID: j.ID, UID: j.UserID, GID: j.GroupID, Nodes: ns(j.nodeList()),
+	pl := &msg.PrologLaunch{JobID: j.ID, UID: j.UserID, GID: j.GroupID, Nodes: ns(j.nodeList()), AliasList: ns(j.AliasList),
 		StdErr: ns(j.StdErr), StdOut: ns(j.StdOut), WorkDir: ns(j.WorkDir), JobGres: m.jobGresInfo(j, cl)}
 	if u, ok := m.user(j.UserID); ok {
 		pl.UserName = ns(u.Name)

@@ -570,6 +570,7 @@ func (m *Manager) start(j *Job, cl *Cluster, st sched.Start, now int64) []Action
 		j.BatchHost = j.Nodes[0]
 	}
 	j.Completing = nil
+	j.AliasList = aliasList(j, cl) // powerup.go
 	m.touch(j, now)
 	powerUp := m.powerUpHold(j, cl) // powerup.go
 	if m.started(j, now) || (powerUp && (j.Batch || j.HetJobID != 0)) {

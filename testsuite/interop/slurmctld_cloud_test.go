@@ -41,7 +41,8 @@ exit 0
 // TestSlurmctldCloudNodes compares a State=CLOUD node between Debian's
 // slurmctld and ours: it starts powered down and hidden from sinfo and
 // scontrol (PrivateData has no cloud), shows up while a job resumes it
-// through ResumeProgram (its slurmd only starts then), runs the job, and
+// through ResumeProgram (its slurmd only starts then), runs the job
+// (whose script sees the node's address in SLURM_NODE_ALIASES), and
 // once idle for SuspendTime is suspended and hidden again.
 func TestSlurmctldCloudNodes(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
@@ -123,7 +124,9 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		out["1 start: scontrol show node"] = ctldRun(c, "scontrol", "show", "node", "n2")
 		out["1 start: partition nodes"] = ctldRun(c, "scontrol", "-o", "show", "partition", "debug")
 
-		job := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "true")
+		aliases := filepath.Join(dir, "aliases")
+		_ = os.Remove(aliases)
+		job := ctldSbatch(t, c, "-w", "n2", "-o", "/dev/null", "--wrap", "echo \"$SLURM_NODE_ALIASES\" > "+aliases)
 		out["2 job"] = ctldWaitJob(t, c, job, 60*time.Second, "CONFIGURING", "RUNNING")
 		poll("n2 resumed", func() bool {
 			b, _ := os.ReadFile(filepath.Join(dir, "power.log"))
@@ -131,12 +134,16 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		})
 		poll("job completed", func() bool { return ctldJobState(c, job) == "COMPLETED" })
 		out["3 job done"] = ctldJobFields(c, job)
+		// The batch script learns the CLOUD node's address from the
+		// job's alias list.
+		b, _ := os.ReadFile(aliases)
+		out["3 SLURM_NODE_ALIASES"] = string(b)
 		poll("n2 idle", func() bool { return powerSinfo(c, "n2") == "idle" })
 		out["3 n2 up"] = view()
 
 		poll("n2 hidden again", func() bool { return !hasN2() })
 		out["4 suspended"] = view()
-		b, _ := os.ReadFile(filepath.Join(dir, "power.log"))
+		b, _ = os.ReadFile(filepath.Join(dir, "power.log"))
 		out["4 calls"] = string(b)
 		slurmdOut, _ := os.ReadFile(filepath.Join(dir, "slurmd-n2.out"))
 		t.Logf("program calls:\n%s\nn2's slurmd:\n%s", b, slurmdOut)
@@ -144,7 +151,7 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
 	if testing.Verbose() {
-		for _, k := range []string{"1 start", "1 start: scontrol show node", "2 job", "3 n2 up", "4 suspended"} {
+		for _, k := range []string{"1 start", "1 start: scontrol show node", "2 job", "3 SLURM_NODE_ALIASES", "3 n2 up", "4 suspended"} {
 			t.Logf("%s (real):\n%s", k, want[k])
 		}
 	}
