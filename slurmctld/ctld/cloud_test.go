@@ -95,3 +95,38 @@ func TestCloudAliases(t *testing.T) {
 		ctl.mu.Unlock()
 	}
 }
+
+// A restart gives a CLOUD node back its saved state, not slurm.conf's
+// powered down: one that was up stays up (and shown). Without power
+// saving the saved power flags are dropped.
+func TestCloudNodeRestore(t *testing.T) {
+	const cloud = "NodeName=c[1-2] CPUs=2 RealMemory=500 State=CLOUD\nPartitionName=cloud Nodes=c[1-2]\n"
+	for _, tc := range []struct {
+		name       string
+		power      bool
+		up, downed uint32
+	}{
+		{"power save", true, msg.NodeStateIdle | msg.NodeStateCloud, msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweredDown},
+		{"no power save", false, msg.NodeStateIdle | msg.NodeStateCloud, msg.NodeStateIdle | msg.NodeStateCloud},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			extra := cloud
+			if tc.power {
+				extra = "SuspendTime=60\nSuspendProgram=/bin/true\nResumeProgram=/bin/true\n" + cloud
+			}
+			old, _ := newTestController(t, extra)
+			old.mu.Lock()
+			old.nodeIndex["c1"].State = msg.NodeStateIdle | msg.NodeStateCloud
+			saved := old.savedState()
+			old.mu.Unlock()
+			fresh, _ := newTestController(t, extra)
+			fresh.RestoreNodes(saved.Nodes)
+			if st := node(fresh, "c1").State; st != tc.up {
+				t.Errorf("c1 saved up: %s, want %s", StateString(st), StateString(tc.up))
+			}
+			if st := node(fresh, "c2").State; st != tc.downed {
+				t.Errorf("c2 saved powered down: %s, want %s", StateString(st), StateString(tc.downed))
+			}
+		})
+	}
+}

@@ -147,7 +147,18 @@ func (c *Controller) RestoreNodes(saved []SavedNode) {
 		if n == nil {
 			continue
 		}
-		if n.IsUnknown() {
+		if n.Has(msg.NodeStateCloud) && s.State != 0 {
+			// A CLOUD node, which slurm.conf starts powered down, takes
+			// back its saved state whole (a node up stays up); without
+			// power saving its power flags go.
+			st := s.State
+			const power = msg.NodeStatePoweredDown | msg.NodeStatePoweringDown | msg.NodeStatePoweringUp
+			if !powerSave && st&power != 0 {
+				st &^= power
+				cleared = append(cleared, n.Name)
+			}
+			n.State = st | msg.NodeStateCloud
+		} else if n.IsUnknown() {
 			// A version 1 file has no State: nothing more.
 			if restorePower(n, s.State, powerSave) {
 				cleared = append(cleared, n.Name)

@@ -43,7 +43,8 @@ exit 0
 // scontrol (PrivateData has no cloud), shows up while a job resumes it
 // through ResumeProgram (its slurmd only starts then), runs the job
 // (whose script sees the node's address in SLURM_NODE_ALIASES), and
-// once idle for SuspendTime is suspended and hidden again.
+// stays up across a restart of the controller, and once idle for
+// SuspendTime is suspended and hidden again.
 func TestSlurmctldCloudNodes(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -98,7 +99,7 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N")
 		return strings.Contains(out, "n2")
 	}
-	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+	collect := func(t *testing.T, c *ctldharness.Cluster, bin string, restartArgs []string) map[string]string {
 		out := map[string]string{}
 		// The harness does not know the slurmd ResumeProgram started:
 		// it must not outlive the run (its port is the next run's).
@@ -141,6 +142,12 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		poll("n2 idle", func() bool { return powerSinfo(c, "n2") == "idle" })
 		out["3 n2 up"] = view()
 
+		// A restart keeps the node up (its saved state, not slurm.conf's
+		// powered down).
+		c.StopCtld()
+		c.StartCtld(bin, restartArgs...)
+		out["3 n2 up after restart"] = view()
+
 		poll("n2 hidden again", func() bool { return !hasN2() })
 		out["4 suspended"] = view()
 		b, _ = os.ReadFile(filepath.Join(dir, "power.log"))
@@ -149,9 +156,14 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		t.Logf("program calls:\n%s\nn2's slurmd:\n%s", b, slurmdOut)
 		return out
 	}
-	want, got := ctldOnBoth(t, c, real, ours, collect)
+	c.Start(real, "-c", "-i")
+	want := collect(t, c, real, []string{"-i"})
+	c.Stop()
+	c.Start(ours, "-c")
+	got := collect(t, c, ours, nil)
+	c.Stop()
 	if testing.Verbose() {
-		for _, k := range []string{"1 start", "1 start: scontrol show node", "2 job", "3 SLURM_NODE_ALIASES", "3 n2 up", "4 suspended"} {
+		for _, k := range []string{"1 start", "1 start: scontrol show node", "2 job", "3 SLURM_NODE_ALIASES", "3 n2 up", "3 n2 up after restart", "4 suspended"} {
 			t.Logf("%s (real):\n%s", k, want[k])
 		}
 	}
