@@ -23,21 +23,23 @@ build:
 # reason when those are missing, unless GOSLURM_REQUIRE_ORACLE=1 (set by .ci/run).
 #
 # testsuite/interop (real daemons, mostly waiting on them) is the long pole, so it runs
-# as four shards beside the other packages. The tests that put real or our slurmd under
+# as five shards beside the other packages. The tests that put real or our slurmd under
 # cgroups (suspend, slurmd jobs, --pty) stay in one shard (the rest): concurrent clusters
 # use the same node names and job ids, hence the same cgroup paths. INTEROP_C holds
-# controller tests whose clusters run real slurmd under task/none, INTEROP_D more of them.
-INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray|TestSlurmctldRequeue|TestSlurmctldImmediate|TestSlurmctldEpilogSlurmctldRestart|TestSlurmctldTrigger)
+# controller tests whose clusters run real slurmd under task/none, INTEROP_D and INTEROP_E more of them.
+INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray)
 INTEROP_C = ^(TestSlurmctldLateRefusal|TestSlurmctldUnholdableDiff|TestSlurmctldCoreSpecDiff|TestSlurmctldMail|TestSlurmctldPrologSlurmctld|TestSlurmctldPrologEpilogSlurmctld|TestSlurmctldJobComp|TestSlurmctldHooksNodeFail|TestSlurmctldPreempt|TestSlurmctldStepNodes|TestGoslurmStepNodes|TestSlurmctldPlanned|TestSlurmctldBFLicenses|TestSlurmctldAllowZeroLic|TestSlurmctldSdiag|TestSlurmctldAdmin|TestSlurmctldWarnSignal|TestSlurmctldDeadline|TestSlurmctldAfterCorr|TestSlurmctldSbcast|TestSlurmctldPrologFlags|TestSlurmctldStepLimit|TestSlurmctldStepAlloc)
 INTEROP_D = ^(TestSlurmctldGres|TestSlurmctldHetJob|TestSlurmctldResv|TestSlurmctldPowerSave|TestSrunHet)
+INTEROP_E = ^(TestSlurmctldRequeue|TestSlurmctldImmediate|TestSlurmctldEpilogSlurmctldRestart|TestSlurmctldTrigger|TestSlurmctldCloudNodes|TestSlurmctldDownNodeCompleting)
 test: build
 	$(GO) vet ./...
 	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
 	$(GO) test -count=1 -timeout 45m -run '$(INTEROP_A)' ./testsuite/interop & b=$$!; \
 	$(GO) test -count=1 -timeout 45m -run '$(INTEROP_C)' ./testsuite/interop & c=$$!; \
 	$(GO) test -count=1 -timeout 45m -run '$(INTEROP_D)' ./testsuite/interop & d=$$!; \
-	$(GO) test -count=1 -timeout 45m -skip '$(INTEROP_A)|$(INTEROP_C)|$(INTEROP_D)' ./testsuite/interop & e=$$!; \
-	rc=0; for p in $$a $$b $$c $$d $$e; do wait $$p || rc=1; done; exit $$rc
+	$(GO) test -count=1 -timeout 45m -run '$(INTEROP_E)' ./testsuite/interop & e=$$!; \
+	$(GO) test -count=1 -timeout 45m -skip '$(INTEROP_A)|$(INTEROP_C)|$(INTEROP_D)|$(INTEROP_E)' ./testsuite/interop & f=$$!; \
+	rc=0; for p in $$a $$b $$c $$d $$e $$f; do wait $$p || rc=1; done; exit $$rc
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
