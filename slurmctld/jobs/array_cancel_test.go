@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -334,4 +335,60 @@ func snapshotFile(t *testing.T, file string) *Manager {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// Cancelling a pending array's tasks by id: a task taken out of the
+// meta record's set only counts in the array's exit tally; when the
+// last pending one goes, the meta record ends CANCELLED as a whole-array
+// cancel ends it (job_completion_logger): one jobcomp record and the END
+// mail, the same record a "scancel ID" of the same array writes.
+func TestArrayCancelTasksCompletionLogger(t *testing.T) {
+	setup := func() (*Manager, *Cluster, uint32) {
+		m := hookManager(HookConfig{MailProg: "/bin/mail", JobCompType: "jobcomp/filetxt", JobCompLoc: "/var/log/jc",
+			GroupName: func(gid uint32) string { return map[uint32]string{1000: "alice"}[gid] }})
+		cl := testCluster()
+		d := batchDesc(alice)
+		d.ArrayInx = msg.Str("1-3")
+		d.Priority = 0
+		d.MailType = MailEnd
+		return m, cl, mustSubmit(t, m, cl, d, alice, t0)
+	}
+	m, cl, id := setup()
+	if _, err := killStr(m, cl, alice, itoa(id)+"_2", 9, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	meta := m.Job(id)
+	if ss := m.TakeScripts(cl); len(ss) != 0 || !meta.Pending() || !slices.Equal(meta.Array.Pending, []uint32{1, 3}) {
+		t.Fatalf("after one task: scripts %+v, meta %#x %v", ss, meta.State, meta.Array.Pending)
+	}
+	if a := meta.ArrayExit; a == nil || a.Comp != 1 || a.Max != 9 {
+		t.Fatalf("exit tally %+v after one task", a)
+	}
+	if _, err := killStr(m, cl, alice, itoa(id)+"_[1,3]", 9, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Base() != msg.JobCancelled || meta.IsCompleting() || len(meta.Array.Pending) != 0 ||
+		meta.StartTime != t0+2 || meta.EndTime != t0+2 {
+		t.Fatalf("meta %+v %+v", meta, meta.Array)
+	}
+	if a := meta.ArrayExit; a.Comp != 2 {
+		t.Fatalf("exit tally %+v, want 2 counts", a)
+	}
+	ss := m.TakeScripts(cl)
+	jc, mail := scriptsOf(ss, ScriptJobCompFile), scriptsOf(ss, ScriptMail)
+	if len(jc) != 1 || len(mail) != 1 || !strings.Contains(mail[0].Argv[2], "Ended") {
+		t.Fatalf("records %+v, mails %+v", jc, mail)
+	}
+
+	w, wcl, wid := setup()
+	if _, err := killStr(w, wcl, alice, itoa(wid), 9, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	wjc := scriptsOf(w.TakeScripts(wcl), ScriptJobCompFile)
+	if len(wjc) != 1 || wjc[0].Line != jc[0].Line {
+		t.Errorf("record\n got %q\nwant %+v (scancel ID)", jc[0].Line, wjc)
+	}
+	if !strings.Contains(jc[0].Line, " JobState=CANCELLED ") {
+		t.Errorf("record %q", jc[0].Line)
+	}
 }

@@ -99,7 +99,9 @@ func (m *Manager) killArrayTasks(id uint32, tasks []uint32, req *msg.JobStepKill
 // dropPendingTasks takes tasks off a pending meta record's task set
 // (job_str_signal's bit_and_not with SIGKILL): they get no record of
 // their own. A meta record left without tasks ends CANCELLED with an
-// empty task range.
+// empty task range, and ends as any cancelled job does
+// (job_completion_logger: the array's exit tally, END mail, jobcomp
+// record); with tasks left, only the tally counts the dropped ones.
 func (m *Manager) dropPendingTasks(meta *Job, tasks []uint32, now int64) {
 	left := meta.Array.Pending[:0]
 	for _, t := range meta.Array.Pending {
@@ -108,16 +110,17 @@ func (m *Manager) dropPendingTasks(meta *Job, tasks []uint32, now int64) {
 		}
 	}
 	meta.Array.Pending = left
-	// _job_array_comp counts the dropped tasks once, with the status of
-	// the pending meta record (9), the record left empty included (as
-	// job_completion_logger).
-	m.arrayComp(meta, false, now)
-	if len(left) == 0 {
-		meta.Array.Pending = nil
-		meta.setBase(msg.JobCancelled)
-		meta.StartTime, meta.EndTime = now, now
-	}
 	m.touch(meta, now)
+	if len(left) != 0 {
+		// _job_array_comp counts the dropped tasks once, with the
+		// status of the pending meta record (9).
+		m.arrayComp(meta, false, now)
+		return
+	}
+	meta.Array.Pending = nil
+	meta.setBase(msg.JobCancelled)
+	meta.StartTime, meta.EndTime = now, now
+	m.ended(meta, false, false, now)
 }
 
 // wholeJobSpec parses the id strings job_str_signal takes for a whole job
