@@ -187,6 +187,7 @@ func (m *Manager) EpilogComplete(jobID uint32, node string, c Caller, now int64)
 // requeued job pends again without nodes.
 func (m *Manager) completingDone(j *Job, now int64) {
 	j.State &^= msg.JobCompleting
+	j.deleteSteps()
 	if j.Pending() {
 		j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.BatchHost = nil, nil, nil, nil, nil, ""
 		j.NodeGres = nil
@@ -284,6 +285,7 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 				j.Completing = nil
 				if !m.epilogRunning(j) { // else EpilogDone ends COMPLETING
 					j.State &^= msg.JobCompleting
+					j.deleteSteps()
 				}
 			}
 			m.touch(j, now)
@@ -323,6 +325,7 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 		// complete: it waits for EpilogSlurmctld (EpilogDone ends it).
 		if len(j.Completing) == 0 && !m.epilogRunning(j) {
 			j.State &^= msg.JobCompleting
+			j.deleteSteps()
 		}
 		if !j.Batch && j.OtherPort != 0 {
 			actions = append(actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,

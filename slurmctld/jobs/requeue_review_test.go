@@ -266,7 +266,9 @@ func TestRequeueTimesWhileCompleting(t *testing.T) {
 // A requeue keeps the job's steps until its nodes are clean: the killed
 // srun step's end still reaches the derived exit code (step_partial_comp
 // takes a PENDING|COMPLETING job), then cleanup_completing drops what is
-// left and the next run numbers its steps from 0 again.
+// left, a step that never reported counting as NO_VAL in it
+// (_internal_step_complete), and the next run numbers its steps from 0
+// again.
 func TestRequeueKeepsStepsUntilClean(t *testing.T) {
 	cl := testCluster()
 	m := newTestManager(&MemJournal{})
@@ -295,6 +297,9 @@ func TestRequeueKeepsStepsUntilClean(t *testing.T) {
 	if j.IsCompleting() || j.Steps != nil || j.NextStepID != 0 {
 		t.Fatalf("after clean: state %#x steps %d next step %d", j.State, len(j.Steps), j.NextStepID)
 	}
+	if j.DerivedEC != NoVal {
+		t.Errorf("DerivedEC %#x after clean, want NO_VAL from the step that never reported", j.DerivedEC)
+	}
 	_, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: 1, StepHetComp: NoVal},
 		StepRC: 15}, root, t0+2)
 	if code := slurmerr.Code(err); code != slurmerr.ESLURM_JOB_PENDING {
@@ -308,7 +313,7 @@ func TestRequeueKeepsStepsUntilClean(t *testing.T) {
 	if ls := launches(mustSchedule(t, m, cl, t0+3)); len(ls) != 1 || !j.Running() {
 		t.Fatalf("not restarted: %d launches", len(ls))
 	}
-	if j.DerivedEC != 9 {
-		t.Errorf("DerivedEC %#x after restart, want 9 kept", j.DerivedEC)
+	if j.DerivedEC != NoVal {
+		t.Errorf("DerivedEC %#x after restart, want NO_VAL kept", j.DerivedEC)
 	}
 }

@@ -308,9 +308,11 @@ func (m *Manager) terminate(j *Job, cl *Cluster, t msgtype.Type, now int64) []Ac
 			Msg: m.killJob(j, cl, now)})
 		if skipUnreachable(j, cl) && len(j.Completing) == 0 && !m.epilogRunning(j) {
 			j.State &^= msg.JobCompleting
+			j.deleteSteps()
 		}
 	} else {
 		j.State &^= msg.JobCompleting
+		j.deleteSteps()
 	}
 	if !j.Batch && j.OtherPort != 0 {
 		out = append(out, srunJobComplete(j))
@@ -447,7 +449,8 @@ func requeueFini(j *Job, now int64) {
 	j.StartTime, j.EndTime = 0, 0
 	// cleanup_completing drops the steps that never reported their end,
 	// and the next run numbers its steps from 0 again.
-	j.Steps, j.NextStepID = nil, 0
+	j.deleteSteps()
+	j.NextStepID = 0
 	if j.BeginTime <= now {
 		j.BeginTime = now + credLifetime
 	}

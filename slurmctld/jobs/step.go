@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/goslurm/goslurm/credential/jobcred"
@@ -280,6 +281,40 @@ func protoOr(v uint16) uint16 {
 	return v
 }
 
+// reported says whether a node of the step reported its end: until one
+// does, the step has no exit code (NO_VAL).
+func (s *Step) reported() bool {
+	return slices.Contains(s.Done, true)
+}
+
+// foldStepExit is _internal_step_complete's part for a step that goes:
+// the derived exit code is the highest of the job's srun steps (an OOM
+// kill wins), over all its runs (a requeue keeps it). A step that never
+// reported counts as NO_VAL, which is higher than any exit status.
+func (j *Job) foldStepExit(st *Step) {
+	if st.ID == msg.StepIDBatch || st.ID == msg.StepIDExtern {
+		return
+	}
+	rc := st.ExitRC
+	if !st.reported() {
+		rc = NoVal
+	}
+	if rc == sigOOM || rc > j.DerivedEC {
+		j.DerivedEC = rc
+	}
+}
+
+// deleteSteps is cleanup_completing's delete_step_records: the steps still
+// recorded once the job's nodes are clean never reported their end on
+// every node (a node failed, or the job ended under them); each counts
+// in the derived exit code with what it has.
+func (j *Job) deleteSteps() {
+	for _, st := range j.Steps {
+		j.foldStepExit(st)
+	}
+	j.Steps = nil
+}
+
 func indexOf(l []string, s string) int {
 	for i, v := range l {
 		if v == s {
@@ -320,11 +355,13 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	if req.RangeFirst > req.RangeLast || int(req.RangeLast) >= len(st.Done) {
 		return Outcome{}, serr(int(22)) // EINVAL
 	}
+	// The step's code is the first report's, then the highest, an OOM
+	// kill winning (_step_partial_comp).
+	if !st.reported() || req.StepRC == sigOOM || req.StepRC > st.ExitRC {
+		st.ExitRC = req.StepRC
+	}
 	for r := req.RangeFirst; r <= req.RangeLast; r++ {
 		st.Done[r] = true
-	}
-	if req.StepRC > st.ExitRC {
-		st.ExitRC = req.StepRC
 	}
 	all := true
 	for _, d := range st.Done {
@@ -332,11 +369,7 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 	}
 	var wake []Action
 	if all {
-		// The derived exit code is the highest of the job's srun steps
-		// (an OOM kill wins), over all its runs: a requeue keeps it.
-		if st.ID != msg.StepIDBatch && st.ID != msg.StepIDExtern && (st.ExitRC == sigOOM || st.ExitRC > j.DerivedEC) {
-			j.DerivedEC = st.ExitRC
-		}
+		j.foldStepExit(st)
 		// Its CPUs, cores and memory are free again: waiting sruns try
 		// again.
 		j.Steps = append(j.Steps[:i], j.Steps[i+1:]...)

@@ -1,0 +1,119 @@
+package jobs
+
+import (
+	"testing"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+)
+
+// stepEnd reports ranks first..last of step s of job id ended with rc.
+func stepEnd(t *testing.T, m *Manager, id, s, first, last, rc uint32, now int64) {
+	t.Helper()
+	if _, err := m.StepComplete(&msg.StepComplete{StepID: msg.StepID{JobID: id, StepID: s, StepHetComp: NoVal},
+		RangeFirst: first, RangeLast: last, StepRC: rc}, root, now); err != nil {
+		t.Fatalf("step %d.%d end: %v", id, s, err)
+	}
+}
+
+// Steps still recorded when the job's nodes are clean go the way
+// cleanup_completing's delete_step_records takes them: each counts in
+// the derived exit code with its code so far, NO_VAL (shown 0:126) when
+// no node of it ever reported.
+func TestStepsLeftCountInDerivedExit(t *testing.T) {
+	twoNodeStep := func(id uint32) *msg.StepCreateRequest {
+		r := oneTaskStep(id, alice.UID)
+		r.MinNodes, r.MaxNodes, r.NumTasks = 2, 2, 2
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		// run gets the job (2 nodes) with steps 0 and 1 (both nodes)
+		// and ends it, cleaning what nodes it can.
+		run  func(t *testing.T, m *Manager, cl *Cluster, j *Job)
+		want uint32
+	}{
+		{"every step reported", func(t *testing.T, m *Manager, cl *Cluster, j *Job) {
+			stepEnd(t, m, j.ID, 0, 0, 1, 0, t0+2)
+			stepEnd(t, m, j.ID, 1, 0, 1, 2<<8, t0+2)
+			finishJob(t, m, cl, j.ID, 0, t0+3)
+		}, 2 << 8},
+		{"a step never reported", func(t *testing.T, m *Manager, cl *Cluster, j *Job) {
+			stepEnd(t, m, j.ID, 0, 0, 1, 2<<8, t0+2)
+			finishJob(t, m, cl, j.ID, 0, t0+3)
+		}, NoVal},
+		{"a node of each step reported", func(t *testing.T, m *Manager, cl *Cluster, j *Job) {
+			stepEnd(t, m, j.ID, 0, 0, 0, 0, t0+2)
+			stepEnd(t, m, j.ID, 1, 1, 1, 3<<8, t0+2)
+			finishJob(t, m, cl, j.ID, 0, t0+3)
+		}, 3 << 8},
+		{"node failure", func(t *testing.T, m *Manager, cl *Cluster, j *Job) {
+			if _, err := m.NodeDown(j.Nodes[0], cl, t0+2); err != nil {
+				t.Fatal(err)
+			}
+			if j.Steps == nil {
+				t.Fatal("steps gone before the other node is clean")
+			}
+			stepEnd(t, m, j.ID, 0, 1, 1, 9, t0+3)
+			for _, n := range append([]string(nil), j.Completing...) {
+				if _, err := m.EpilogComplete(j.ID, n, root, t0+3); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, NoVal},
+		{"every node failed", func(t *testing.T, m *Manager, cl *Cluster, j *Job) {
+			stepEnd(t, m, j.ID, 0, 0, 1, 0, t0+2)
+			stepEnd(t, m, j.ID, 1, 0, 0, 0, t0+2)
+			for _, n := range append([]string(nil), j.Nodes...) {
+				if _, err := m.NodeDown(n, cl, t0+3); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := testCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.MinNodes = 2
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0)
+			j := m.Job(id)
+			for range 2 {
+				if _, _, err := m.CreateStep(twoNodeStep(id), alice, cl, t0+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.run(t, m, cl, j)
+			if j.IsCompleting() || j.Steps != nil {
+				t.Fatalf("state %#x, %d steps left", j.State, len(j.Steps))
+			}
+			if j.DerivedEC != tc.want {
+				t.Errorf("DerivedEC %#x, want %#x", j.DerivedEC, tc.want)
+			}
+			if ji := m.Info(j, cl, len(cl.Nodes), 0, t0+5); ji.DerivedEC != tc.want {
+				t.Errorf("job info DerivedEC %#x, want %#x", ji.DerivedEC, tc.want)
+			}
+		})
+	}
+}
+
+// A step's code is its first node's report, then the highest one, an
+// OOM kill (SIG_OOM) winning over a higher status (_step_partial_comp).
+func TestStepExitCodeOOMWins(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	d := batchDesc(alice)
+	d.MinNodes = 2
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	r := oneTaskStep(id, alice.UID)
+	r.MinNodes, r.MaxNodes, r.NumTasks = 2, 2, 2
+	if _, _, err := m.CreateStep(r, alice, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	stepEnd(t, m, id, 0, 0, 0, 1<<8, t0+2)
+	stepEnd(t, m, id, 0, 1, 1, sigOOM, t0+2)
+	if ec := m.Job(id).DerivedEC; ec != sigOOM {
+		t.Errorf("DerivedEC %#x, want SIG_OOM", ec)
+	}
+}
