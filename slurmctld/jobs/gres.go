@@ -105,47 +105,166 @@ func perNodeReqs(j *Job) []gres.Req {
 	return out
 }
 
-// gresCountsValid is the part of _test_gres_cnt that refuses a job
-// (ESLURM_INVALID_GRES): per socket without --sockets-per-node, per task
-// without a task count or a count over the job, and counts that are not
-// multiples of each other.
-func gresCountsValid(j *Job) bool {
-	names := map[string]bool{}
-	for _, tres := range []string{j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask} {
-		for _, r := range jobGresReqs(tres) {
-			names[r.Name] = true
+// gresRec is one record of a job's GRES request list as
+// gres_job_state_validate builds it: the counts asked for of one name
+// and type (cpus_per_gres, gres_per_job, _node, _socket, _task).
+type gresRec struct {
+	name, typ                                 string
+	cpus, perJob, perNode, perSocket, perTask uint64
+}
+
+// jobGresRecs are the job's GRES request records, in the order real's
+// list gets them: by first mention in cpus_per_tres, tres_per_job,
+// tres_per_node, tres_per_socket, tres_per_task; a name with another
+// type is a record of its own.
+func jobGresRecs(j *Job) []*gresRec {
+	var out []*gresRec
+	for _, src := range []struct {
+		tres string
+		set  func(*gresRec, uint64)
+	}{
+		{j.CPUsPerTres, func(g *gresRec, n uint64) { g.cpus = n }},
+		{j.TresPerJob, func(g *gresRec, n uint64) { g.perJob = n }},
+		{j.TresPerNode, func(g *gresRec, n uint64) { g.perNode = n }},
+		{j.TresPerSocket, func(g *gresRec, n uint64) { g.perSocket = n }},
+		{j.TresPerTask, func(g *gresRec, n uint64) { g.perTask = n }},
+	} {
+		for _, r := range jobGresReqs(src.tres) {
+			k := slices.IndexFunc(out, func(g *gresRec) bool { return g.name == r.Name && g.typ == r.Type })
+			if k < 0 {
+				k = len(out)
+				out = append(out, &gresRec{name: r.Name, typ: r.Type})
+			}
+			src.set(out[k], r.Count)
 		}
 	}
-	for name := range names {
-		perJob, perNode := tresCount(j.TresPerJob, name), tresCount(j.TresPerNode, name)
-		perSocket, perTask := tresCount(j.TresPerSocket, name), tresCount(j.TresPerTask, name)
+	return out
+}
+
+// gresTestCounts is gres_job_state_validate's consistency part for a new
+// job (_test_gres_cnt on each request record, whatever its GRES): it
+// refuses counts that contradict each other (false: ESLURM_INVALID_GRES)
+// and fills in what they imply and the job left unset: the task count
+// (gres per job / gres per task), the node count (per job / per node),
+// sockets per node, tasks per node and per socket, CPUs per task
+// (cpus_per_gres x gres per task). A job asking per task, not per job,
+// with no task count but a fixed node count gets a task count from it
+// first.
+func gresTestCounts(j *Job) bool {
+	unset16 := func(v uint16) bool { return v == NoVal16 || v == 0 }
+	// slurmctld's job has at least one node by then (_validate_job_desc).
+	minNodes := j.MinNodes
+	if minNodes == NoVal {
+		minNodes = 1
+	}
+	if (j.TresPerTask != "" || j.NTasksPerTres != 0) && j.NumTasks == NoVal && minNodes == j.MaxNodes {
 		switch {
-		case perJob > 0 && (perNode > perJob || perTask > perJob || perSocket > perJob),
-			perNode > 0 && (perTask > perNode || perSocket > perNode),
-			perSocket > 0 && (j.SocketsPerNode == NoVal16 || j.SocketsPerNode == 0),
-			perJob > 0 && perNode > 0 && perJob%perNode != 0,
-			perNode > 0 && perSocket > 0 && perNode%perSocket != 0,
-			perTask > 0 && perJob > 0 && perJob%perTask != 0,
-			perTask > 0 && perJob > 0 && j.NumTasks != NoVal && j.NumTasks != 0 && uint64(j.NumTasks) != perJob/perTask,
-			perTask > 0 && perJob == 0 && (j.NumTasks == NoVal || j.NumTasks == 0),
-			perTask > 0 && perNode > 0 && perNode%perTask != 0,
-			perTask > 0 && perSocket > 0 && perSocket%perTask != 0:
+		case j.NTasksPerTres != 0:
+			j.NumTasks = minNodes * uint32(j.NTasksPerTres)
+		case j.NTasksPerNode != NoVal16:
+			j.NumTasks = minNodes * uint32(j.NTasksPerNode)
+		case j.CPUsPerTask == NoVal16:
+			j.NumTasks = minNodes
+		}
+	}
+	for _, g := range jobGresRecs(j) {
+		if !gresRecCounts(j, g, unset16) {
 			return false
 		}
 	}
 	return true
 }
 
-// setGresTasks gives a job with --gpus and --gpus-per-task but no -n
-// their quotient as its task count (_test_gres_cnt).
-func setGresTasks(j *Job) {
-	if j.NumTasks != NoVal && j.NumTasks != 0 {
-		return
+// gresRecCounts is _test_gres_cnt for one record.
+func gresRecCounts(j *Job, g *gresRec, unset16 func(uint16) bool) bool {
+	tasksUnset := func() bool { return j.NumTasks == NoVal || j.NumTasks == 0 }
+	switch {
+	case g.perJob > 0 && (g.perNode > g.perJob || g.perTask > g.perJob || g.perSocket > g.perJob),
+		g.perNode > 0 && (g.perTask > g.perNode || g.perSocket > g.perNode),
+		g.perSocket > 0 && j.SocketsPerNode == NoVal16:
+		return false
 	}
-	perJob, perTask := tresCount(j.TresPerJob, "gpu"), tresCount(j.TresPerTask, "gpu")
-	if perJob > 0 && perTask > 0 && perJob/perTask <= math.MaxUint32 {
-		j.NumTasks = uint32(perJob / perTask)
+	if g.perJob > 0 && g.perNode > 0 {
+		if g.perJob%g.perNode != 0 {
+			return false
+		}
+		n := g.perJob / g.perNode
+		// A max of 0 is unset here, as build treats it.
+		if n > math.MaxUint32 || (j.MinNodes != NoVal && uint32(n) < j.MinNodes) || (j.MaxNodes != 0 && uint32(n) > j.MaxNodes) {
+			return false
+		}
+		j.MinNodes, j.MaxNodes = uint32(n), uint32(n)
 	}
+	if g.perNode > 0 && g.perSocket > 0 {
+		if g.perNode%g.perSocket != 0 {
+			return false
+		}
+		n := g.perNode / g.perSocket
+		switch {
+		case j.SocketsPerNode == NoVal16 && n < uint64(NoVal16):
+			j.SocketsPerNode = uint16(n)
+		case uint64(j.SocketsPerNode) != n:
+			return false
+		}
+	}
+	if j.NTasksPerTres != 0 && j.NTasksPerTres != NoVal16 && j.NumTasks != NoVal && j.NumTasks%uint32(j.NTasksPerTres) != 0 {
+		return false
+	}
+	if g.perTask > 0 {
+		switch {
+		case g.perJob > 0:
+			if g.perJob%g.perTask != 0 {
+				return false
+			}
+			n := g.perJob / g.perTask
+			if tasksUnset() && n <= math.MaxUint32 {
+				j.NumTasks = uint32(n)
+			} else if uint64(j.NumTasks) != n {
+				return false
+			}
+		case tasksUnset():
+			return false
+		}
+		// With a task count, gres per job is tasks x gres per task
+		// (perTask in jobReqList counts it so).
+	}
+	perTaskOf := func(total uint64, field *uint16) bool {
+		if total%g.perTask != 0 {
+			return false
+		}
+		n := total / g.perTask
+		switch {
+		case (unset16(*field) || *field == infinite16) && n < uint64(NoVal16):
+			*field = uint16(n)
+		case uint64(*field) != n:
+			return false
+		}
+		return true
+	}
+	if g.perNode > 0 && g.perTask > 0 && !perTaskOf(g.perNode, &j.NTasksPerNode) {
+		return false
+	}
+	if g.perSocket > 0 && g.perTask > 0 && !perTaskOf(g.perSocket, &j.NTasksPerSocket) {
+		return false
+	}
+	if g.cpus > 0 && g.perTask > 0 {
+		n := g.cpus * g.perTask
+		switch {
+		case unset16(j.CPUsPerTask) && n < uint64(NoVal16):
+			j.CPUsPerTask = uint16(n)
+		case uint64(j.CPUsPerTask) != n:
+			return false
+		}
+	}
+	if g.perJob > 0 {
+		if j.MinNodes != NoVal && g.perJob < uint64(j.MinNodes) {
+			return false
+		}
+		if j.MaxNodes != NoVal && g.perJob < uint64(j.MaxNodes) {
+			j.MaxNodes = uint32(g.perJob)
+		}
+	}
+	return true
 }
 
 // schedGres is the job's GRES request as the scheduler counts it.
@@ -841,14 +960,4 @@ func tresCount(tres, name string) uint64 {
 		}
 	}
 	return 0
-}
-
-// applyCPUsPerGres gives a job with --gpus-per-task and --cpus-per-gpu
-// their product as -c when it named none (_test_gres_cnt).
-func applyCPUsPerGres(j *Job) {
-	c, g := tresCount(j.CPUsPerTres, "gpu"), tresCount(j.TresPerTask, "gpu")
-	if c == 0 || g == 0 || (j.CPUsPerTask != NoVal16 && j.CPUsPerTask != 0) {
-		return
-	}
-	j.CPUsPerTask = uint16(min(c*g, uint64(NoVal16-1)))
 }

@@ -47,7 +47,7 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		StdErr: ns(j.StdErr), StdIn: ns(j.StdIn), StdOut: ns(j.StdOut), Bitflags: j.Bitflags,
 		StartProtocolVer: protoOr(j.ProtocolVersion), Network: ns(j.Network), MailType: or16(j.MailType, NoVal16, 0),
 		MailUser: ns(j.MailUser), TresBind: ns(j.TresBind), TresFreq: ns(j.TresFreq),
-		TresPerNode: ns(j.TresPerNode),
+		TresPerNode: tresNS(j, clearedTresPerNode, j.TresPerNode),
 		NodeInx:     msg.NullBitmap, ReqNodeInx: nodeBitmap(cl, j.ReqNodes, nodeCount),
 		ExcNodeInx: nodeBitmap(cl, j.ExcNodes, nodeCount),
 		MultiCore: &msg.MultiCore{BoardsPerNode: j.BoardsPerNode, SocketsPerBoard: j.SocketsPerBoard,
@@ -62,9 +62,11 @@ func (m *Manager) Info(j *Job, cl *Cluster, nodeCount int, showFlags uint16, now
 		MaxNodes:      zeroIfNoVal(j.MaxNodes),
 		MaxCPUs:       zeroIfNoVal(j.MaxCPUs),
 	}
-	ji.TresPerJob = ns(j.TresPerJob)
-	ji.TresPerTask, ji.TresPerSocket = ns(j.TresPerTask), ns(j.TresPerSocket)
-	ji.CPUsPerTres, ji.MemPerTres = ns(j.CPUsPerTres), ns(j.MemPerTres)
+	ji.TresPerJob = tresNS(j, clearedTresPerJob, j.TresPerJob)
+	ji.TresPerTask = tresNS(j, clearedTresPerTask, j.TresPerTask)
+	ji.TresPerSocket = tresNS(j, clearedTresPerSocket, j.TresPerSocket)
+	ji.CPUsPerTres = tresNS(j, clearedCPUsPerTres, j.CPUsPerTres)
+	ji.MemPerTres = tresNS(j, clearedMemPerTres, j.MemPerTres)
 	if j.Batch {
 		ji.BatchFlag = 1 + j.FailRequeues
 	}

@@ -171,8 +171,12 @@ type Job struct {
 	TresPerSocket   string `json:",omitempty"` // --gpus-per-socket (with --sockets-per-node)
 	CPUsPerTres     string `json:",omitempty"` // --cpus-per-gpu
 	MemPerTres      string `json:",omitempty"` // --mem-per-gpu
-	Bitflags        uint64 `json:",omitempty"`
-	SiteFactor      uint32 `json:",omitempty"`
+	// TresCleared marks the GRES request strings above an update set to
+	// "" (tresCleared bits): real keeps an empty string, which job info
+	// carries (scontrol prints "TresPerTask=") where an unset one is NULL.
+	TresCleared uint8  `json:",omitempty"`
+	Bitflags    uint64 `json:",omitempty"`
+	SiteFactor  uint32 `json:",omitempty"`
 	// The socket/core request (multi_core_data), as given.
 	BoardsPerNode, SocketsPerBoard                 uint16 `json:",omitempty"`
 	SocketsPerNode, CoresPerSocket, ThreadsPerCore uint16 `json:",omitempty"`

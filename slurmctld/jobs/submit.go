@@ -86,7 +86,6 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		RespHost: strOf(d.RespHost), AllocRespPort: d.AllocRespPort, OtherPort: d.OtherPort,
 		ProtocolVersion: c.ProtocolVersion, BeginTime: d.BeginTime, Nice: d.Nice,
 	}
-	applyCPUsPerGres(j)
 	if !m.cfg.AllowSpecResourcesUsage {
 		j.CoreSpec = NoVal16
 	} else if j.CoreSpec != NoVal16 {
@@ -119,10 +118,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	j.SocketsPerNode, j.CoresPerSocket, j.ThreadsPerCore = d.SocketsPerNode, d.CoresPerSocket, d.ThreadsPerCore
 	j.PlaneSize = or16(d.PlaneSize, NoVal16, 0)
 	j.TresPerSocket = strOf(d.TresPerSocket)
-	if !gresCountsValid(j) {
+	if !gresTestCounts(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
-	setGresTasks(j)
 	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {
 		j.Bitflags |= partAssigned
 	}

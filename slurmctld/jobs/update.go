@@ -112,6 +112,9 @@ func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int6
 	if d.Comment.Valid {
 		j.Comment = strOf(d.Comment)
 	}
+	if err := updateGres(j, d); err != nil {
+		return err
+	}
 	if err := m.updateCounts(j, d, cl, now, actions); err != nil {
 		return err
 	}
@@ -607,4 +610,100 @@ func allDone(done []bool) bool {
 		}
 	}
 	return true
+}
+
+// updateGres is _update_job's GRES part (scontrol update TresPerJob=,
+// TresPerNode=, TresPerSocket=, TresPerTask=, CpusPerTres=, MemPerTres=;
+// "" clears one): a pending job's requests are checked again with the
+// job's counts (or the ones the update gives) as a new job's are, and
+// the counts they imply are taken as if the update had named them.
+func updateGres(j *Job, d *msg.JobDesc) error {
+	fields := []struct {
+		in  msg.NullString
+		cur *string
+	}{{d.CPUsPerTres, &j.CPUsPerTres}, {d.TresPerJob, &j.TresPerJob}, {d.TresPerNode, &j.TresPerNode},
+		{d.TresPerSocket, &j.TresPerSocket}, {d.TresPerTask, &j.TresPerTask}, {d.MemPerTres, &j.MemPerTres}}
+	given := false
+	for _, f := range fields {
+		given = given || f.in.Valid
+	}
+	if !given {
+		return nil
+	}
+	if !j.Pending() {
+		return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+	}
+	t := *j
+	if d.NumTasks != NoVal {
+		t.NumTasks = d.NumTasks
+	}
+	if d.MinNodes != NoVal {
+		t.MinNodes = d.MinNodes
+	}
+	if d.MaxNodes != NoVal {
+		t.MaxNodes = d.MaxNodes
+	}
+	if d.NtasksPerNode != NoVal16 {
+		t.NTasksPerNode = d.NtasksPerNode
+	}
+	if d.NtasksPerSocket != NoVal16 {
+		t.NTasksPerSocket = d.NtasksPerSocket
+	}
+	if d.CPUsPerTask != NoVal16 {
+		t.CPUsPerTask = d.CPUsPerTask
+	}
+	tf := []*string{&t.CPUsPerTres, &t.TresPerJob, &t.TresPerNode, &t.TresPerSocket, &t.TresPerTask, &t.MemPerTres}
+	for i, f := range fields {
+		if f.in.Valid {
+			*tf[i] = f.in.Value
+		}
+	}
+	if !gresTestCounts(&t) {
+		return serr(slurmerr.ESLURM_INVALID_GRES)
+	}
+	// What the requests imply goes through the rest of the update as if
+	// asked for (node and task counts, -c); the per node and per socket
+	// task counts and sockets per node are the job's at once.
+	if t.NumTasks != j.NumTasks {
+		d.NumTasks = t.NumTasks
+	}
+	if t.MinNodes != j.MinNodes {
+		d.MinNodes = t.MinNodes
+	}
+	if t.MaxNodes != j.MaxNodes {
+		d.MaxNodes = t.MaxNodes
+	}
+	if t.CPUsPerTask != j.CPUsPerTask {
+		d.CPUsPerTask = t.CPUsPerTask
+	}
+	j.NTasksPerNode, j.NTasksPerSocket, j.SocketsPerNode = t.NTasksPerNode, t.NTasksPerSocket, t.SocketsPerNode
+	for i, f := range fields {
+		if f.in.Valid {
+			*f.cur = f.in.Value
+			j.TresCleared &^= 1 << i
+			if f.in.Value == "" {
+				j.TresCleared |= 1 << i
+			}
+		}
+	}
+	return nil
+}
+
+// Bits of Job.TresCleared, in updateGres' field order.
+const (
+	clearedCPUsPerTres = 1 << iota
+	clearedTresPerJob
+	clearedTresPerNode
+	clearedTresPerSocket
+	clearedTresPerTask
+	clearedMemPerTres
+)
+
+// tresNS is a GRES request string as job info carries it: NULL when
+// unset, an empty string when an update cleared it.
+func tresNS(j *Job, bit uint8, s string) msg.NullString {
+	if s == "" && j.TresCleared&bit != 0 {
+		return msg.NullString{Valid: true}
+	}
+	return ns(s)
 }

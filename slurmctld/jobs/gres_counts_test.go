@@ -1,0 +1,175 @@
+package jobs
+
+import (
+	"testing"
+
+	"github.com/goslurm/goslurm/protocol/msg"
+	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
+)
+
+// gresTestCounts applies _test_gres_cnt to every GRES of a job, a site
+// GRES ("foo") as gpu: counts that contradict each other are refused,
+// the ones they imply are filled in when the job left them unset.
+func TestGresTestCountsAnyGres(t *testing.T) {
+	type counts struct {
+		numTasks, minNodes, maxNodes         uint32
+		perNode, perSocket, cpusPerTask, spn uint16
+	}
+	unset := counts{NoVal, NoVal, NoVal, NoVal16, infinite16, NoVal16, NoVal16}
+	with := func(f func(*counts)) counts { c := unset; f(&c); return c }
+	for _, tc := range []struct {
+		name                             string
+		cpus, perJob, perNode, perSocket string
+		perTask                          string
+		in                               counts
+		want                             counts // ignored when refused
+		ok                               bool
+	}{
+		{name: "tasks from per job / per task", perJob: "gres:foo:6", perTask: "gres:foo:2", in: unset,
+			want: with(func(c *counts) { c.numTasks = 3 }), ok: true},
+		{name: "tasks given agree", perJob: "gres:foo:6", perTask: "gres:foo:2",
+			in: with(func(c *counts) { c.numTasks = 3 }), want: with(func(c *counts) { c.numTasks = 3 }), ok: true},
+		{name: "tasks given disagree", perJob: "gres:foo:6", perTask: "gres:foo:2",
+			in: with(func(c *counts) { c.numTasks = 4 })},
+		{name: "per job not a multiple of per task", perJob: "gres:foo:5", perTask: "gres:foo:2", in: unset},
+		{name: "per task without tasks", perTask: "gres:foo:2", in: unset},
+		{name: "per task, fixed node count: a task a node", perTask: "gres:foo:2",
+			in:   with(func(c *counts) { c.minNodes, c.maxNodes = 2, 2 }),
+			want: with(func(c *counts) { c.minNodes, c.maxNodes, c.numTasks = 2, 2, 2 }), ok: true},
+		{name: "per task, fixed node count, tasks per node", perTask: "gres:foo:1",
+			in:   with(func(c *counts) { c.minNodes, c.maxNodes, c.perNode = 2, 2, 3 }),
+			want: with(func(c *counts) { c.minNodes, c.maxNodes, c.perNode, c.numTasks = 2, 2, 3, 6 }), ok: true},
+		{name: "per task, fixed node count, -c: no task count", perTask: "gres:foo:1",
+			in: with(func(c *counts) { c.minNodes, c.maxNodes, c.cpusPerTask = 2, 2, 2 })},
+		{name: "tasks per node from per node / per task", perNode: "gres:foo:4", perTask: "gres:foo:2",
+			in:   with(func(c *counts) { c.numTasks = 4 }),
+			want: with(func(c *counts) { c.numTasks, c.perNode = 4, 2 }), ok: true},
+		{name: "tasks per node disagree", perNode: "gres:foo:4", perTask: "gres:foo:2",
+			in: with(func(c *counts) { c.numTasks, c.perNode = 4, 3 })},
+		{name: "nodes from per job / per node", perJob: "gres:foo:8", perNode: "gres:foo:4", in: unset,
+			want: with(func(c *counts) { c.minNodes, c.maxNodes = 2, 2 }), ok: true},
+		{name: "nodes from per job / per node below -N", perJob: "gres:foo:8", perNode: "gres:foo:4",
+			in: with(func(c *counts) { c.minNodes = 3 })},
+		{name: "max nodes at most per job", perJob: "gres:foo:2", in: with(func(c *counts) { c.minNodes, c.maxNodes = 1, 4 }),
+			want: with(func(c *counts) { c.minNodes, c.maxNodes = 1, 2 }), ok: true},
+		{name: "per job below -N", perJob: "gres:foo:2", in: with(func(c *counts) { c.minNodes = 3 })},
+		{name: "sockets from per node / per socket", perNode: "gres:foo:4", perSocket: "gres:foo:2",
+			in:   with(func(c *counts) { c.spn = 2 }),
+			want: with(func(c *counts) { c.spn = 2 }), ok: true},
+		{name: "sockets disagree", perNode: "gres:foo:4", perSocket: "gres:foo:2",
+			in: with(func(c *counts) { c.spn = 3 })},
+		{name: "per socket without sockets", perSocket: "gres:foo:2", in: unset},
+		{name: "tasks per socket", perSocket: "gres:foo:4", perTask: "gres:foo:2",
+			in:   with(func(c *counts) { c.spn, c.numTasks = 1, 2 }),
+			want: with(func(c *counts) { c.spn, c.numTasks, c.perSocket = 1, 2, 2 }), ok: true},
+		{name: "cpus per task from cpus per gres", cpus: "gres:foo:3", perTask: "gres:foo:2",
+			in: with(func(c *counts) { c.numTasks = 1 }), want: with(func(c *counts) { c.numTasks, c.cpusPerTask = 1, 6 }), ok: true},
+		{name: "cpus per task disagree", cpus: "gres:foo:3", perTask: "gres:foo:2",
+			in: with(func(c *counts) { c.numTasks, c.cpusPerTask = 1, 4 })},
+		{name: "cpus per gres of another type", cpus: "gres:foo:3", perTask: "gres:foo:big:2",
+			in: with(func(c *counts) { c.numTasks = 1 }), want: with(func(c *counts) { c.numTasks = 1 }), ok: true},
+		{name: "two GRES, task counts disagree", perJob: "gres:gpu:4,gres:foo:6", perTask: "gres:gpu:2,gres:foo:2", in: unset},
+		{name: "two GRES, task counts agree", perJob: "gres:gpu:4,gres:foo:6", perTask: "gres:gpu:2,gres:foo:3", in: unset,
+			want: with(func(c *counts) { c.numTasks = 2 }), ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{CPUsPerTres: tc.cpus, TresPerJob: tc.perJob, TresPerNode: tc.perNode, TresPerSocket: tc.perSocket,
+				TresPerTask: tc.perTask, NumTasks: tc.in.numTasks, MinNodes: tc.in.minNodes, MaxNodes: tc.in.maxNodes,
+				NTasksPerNode: tc.in.perNode, NTasksPerSocket: tc.in.perSocket, CPUsPerTask: tc.in.cpusPerTask,
+				SocketsPerNode: tc.in.spn}
+			ok := gresTestCounts(j)
+			if ok != tc.ok {
+				t.Fatalf("accepted %v, want %v", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			got := counts{j.NumTasks, j.MinNodes, j.MaxNodes, j.NTasksPerNode, j.NTasksPerSocket, j.CPUsPerTask, j.SocketsPerNode}
+			if got != tc.want {
+				t.Errorf("counts %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A job asking for a site GRES per task over the job gets its task count
+// from them at submission (as --gpus with --gpus-per-task did), and job
+// info shows its requests as given; contradicting counts are refused with
+// ESLURM_INVALID_GRES.
+func TestSubmitSiteGresPerTask(t *testing.T) {
+	cl := gresTestCluster()
+	cl.Nodes[0].Gres = append(cl.Nodes[0].Gres, sched.Gres{Name: "foo", Count: 8})
+	m := newTestManager(nil)
+	d := batchDesc(alice)
+	d.TresPerJob, d.TresPerTask = msg.Str("gres:foo:4"), msg.Str("gres:foo:2")
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	j := m.Job(id)
+	if j.NumTasks != 2 {
+		t.Errorf("NumTasks %d, want 2", j.NumTasks)
+	}
+	ji := m.Info(j, cl, len(cl.Nodes), 0, t0)
+	if ji.NumTasks != 2 || ji.TresPerTask.Value != "gres:foo:2" || ji.TresPerJob.Value != "gres:foo:4" {
+		t.Errorf("job info: tasks %d per task %q per job %q", ji.NumTasks, ji.TresPerTask.Value, ji.TresPerJob.Value)
+	}
+	bad := batchDesc(alice)
+	bad.TresPerJob, bad.TresPerTask, bad.NumTasks = msg.Str("gres:foo:4"), msg.Str("gres:foo:2"), 3
+	if _, _, err := m.Submit(bad, alice, cl, t0); code(err) != slurmerr.ESLURM_INVALID_GRES {
+		t.Errorf("contradicting counts: %v, want ESLURM_INVALID_GRES", err)
+	}
+}
+
+// scontrol update of a pending job's GRES requests checks them with the
+// job's counts as a submission does, and takes what they imply: the task
+// count from per job / per task; contradicting counts and a job no longer
+// pending are refused and change nothing.
+func TestUpdateSiteGresPerTask(t *testing.T) {
+	cl := gresTestCluster()
+	cl.Nodes[0].Gres = append(cl.Nodes[0].Gres, sched.Gres{Name: "foo", Count: 8})
+	m := newTestManager(nil)
+	held := func(tasks uint32) *Job {
+		d := batchDesc(alice)
+		d.Priority, d.NumTasks = 0, tasks
+		return m.Job(mustSubmit(t, m, cl, d, alice, t0))
+	}
+	update := func(j *Job, f func(*msg.JobDesc)) error {
+		u := msg.NewJobDesc()
+		u.JobID = j.ID
+		f(u)
+		_, err := m.Update(u, root, cl, t0+1)
+		return err
+	}
+	j := held(NoVal)
+	if err := update(j, func(u *msg.JobDesc) {
+		u.TresPerJob, u.TresPerTask = msg.Str("gres:foo:6"), msg.Str("gres:foo:2")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if j.NumTasks != 3 || j.TresPerJob != "gres:foo:6" || j.TresPerTask != "gres:foo:2" {
+		t.Errorf("tasks %d per job %q per task %q", j.NumTasks, j.TresPerJob, j.TresPerTask)
+	}
+	if err := update(j, func(u *msg.JobDesc) { u.TresPerTask = msg.Str("") }); err != nil || j.TresPerTask != "" {
+		t.Errorf("clearing: %v, per task %q", err, j.TresPerTask)
+	}
+	// Cleared is an empty string in job info (scontrol: "TresPerTask="),
+	// unset a NULL one.
+	if ji := m.Info(j, cl, len(cl.Nodes), 0, t0+1); !ji.TresPerTask.Valid || ji.TresPerTask.Value != "" || ji.TresPerSocket.Valid {
+		t.Errorf("job info per task %+v, per socket %+v", ji.TresPerTask, ji.TresPerSocket)
+	}
+
+	k := held(3)
+	before := tableJSON(t, m)
+	err := update(k, func(u *msg.JobDesc) { u.TresPerJob, u.TresPerTask = msg.Str("gres:foo:4"), msg.Str("gres:foo:2") })
+	if code(err) != slurmerr.ESLURM_INVALID_GRES {
+		t.Errorf("contradicting counts: %v, want ESLURM_INVALID_GRES", err)
+	}
+	if after := tableJSON(t, m); after != before {
+		t.Errorf("a refused update changed the table")
+	}
+
+	r := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0+1)
+	if err := update(m.Job(r), func(u *msg.JobDesc) { u.TresPerTask = msg.Str("gres:foo:1") }); code(err) != slurmerr.ESLURM_JOB_NOT_PENDING {
+		t.Errorf("running job: %v, want ESLURM_JOB_NOT_PENDING", err)
+	}
+}
