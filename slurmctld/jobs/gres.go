@@ -141,6 +141,27 @@ func jobGresRecs(j *Job) []*gresRec {
 	return out
 }
 
+// gresNamesValid is gres_job_state_validate's parsing of the job's GRES
+// requests (_get_next_job_gres): each must read, and name a GRES of
+// GresTypes.
+func (m *Manager) gresNamesValid(j *Job) bool {
+	for _, tres := range []string{j.CPUsPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask, j.MemPerTres} {
+		if tres == "" {
+			continue
+		}
+		reqs, err := gres.ParseTresPerNode(tres)
+		if err != nil {
+			return false
+		}
+		for _, r := range reqs {
+			if m.cfg.GresTypes != nil && !slices.Contains(m.cfg.GresTypes, r.Name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // gresTestCounts is gres_job_state_validate's consistency part for a new
 // job (_test_gres_cnt on each request record, whatever its GRES): it
 // refuses counts that contradict each other (false: ESLURM_INVALID_GRES)

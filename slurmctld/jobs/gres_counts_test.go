@@ -173,3 +173,31 @@ func TestUpdateSiteGresPerTask(t *testing.T) {
 		t.Errorf("running job: %v, want ESLURM_JOB_NOT_PENDING", err)
 	}
 }
+
+// Only GRES of GresTypes may be asked for, at submission and in an
+// update (_get_next_job_gres): another name, or a request that does not
+// read, is refused with ESLURM_INVALID_GRES and changes nothing.
+func TestGresNamesOfGresTypes(t *testing.T) {
+	cl := gresTestCluster()
+	m := newTestManager(nil)
+	m.cfg.GresTypes = []string{"gpu", "foo"}
+	for _, tres := range []string{"gres:bar:1", "gres:foo:a:b:c", "gres:gpu:1,gres:baz:2"} {
+		d := batchDesc(alice)
+		d.TresPerNode = msg.Str(tres)
+		if _, _, err := m.Submit(d, alice, cl, t0); code(err) != slurmerr.ESLURM_INVALID_GRES {
+			t.Errorf("submit --gres=%s: %v, want ESLURM_INVALID_GRES", tres, err)
+		}
+	}
+	d := batchDesc(alice)
+	d.Priority, d.NumTasks, d.TresPerNode = 0, 2, msg.Str("gres:foo:2")
+	j := m.Job(mustSubmit(t, m, cl, d, alice, t0))
+	before := tableJSON(t, m)
+	u := msg.NewJobDesc()
+	u.JobID, u.TresPerTask = j.ID, msg.Str("gres:bar:1")
+	if _, err := m.Update(u, root, cl, t0+1); code(err) != slurmerr.ESLURM_INVALID_GRES {
+		t.Errorf("update TresPerTask=gres:bar:1: %v, want ESLURM_INVALID_GRES", err)
+	}
+	if tableJSON(t, m) != before {
+		t.Errorf("a refused update changed the table")
+	}
+}

@@ -62,6 +62,10 @@ type Config struct {
 	Users func(uid uint32) (User, bool)
 	// Hooks: MailProg, PrologSlurmctld/EpilogSlurmctld, jobcomp (hooks.go).
 	Hooks HookConfig
+	// GresTypes are slurm.conf's: the only GRES names a job may ask for.
+	// nil (DefaultConfig) leaves the names unchecked; ConfigFromConf
+	// always sets it, empty when slurm.conf names none.
+	GresTypes []string
 }
 
 // User is the part of a passwd/group lookup the manager needs.
@@ -117,6 +121,7 @@ func ConfigFromConf(c *conf.Config, slurmUID uint32) (Config, error) {
 	cfg.MaxJobCount = c.MaxJobCount
 	cfg.ClusterName = c.ClusterName
 	cfg.Hooks = hookConfigFromConf(c)
+	cfg.GresTypes = append([]string{}, c.GresTypes...)
 	switch c.SelectType {
 	case "select/linear":
 		cfg.Select = msg.SelectLinear

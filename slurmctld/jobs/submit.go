@@ -118,7 +118,7 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	j.SocketsPerNode, j.CoresPerSocket, j.ThreadsPerCore = d.SocketsPerNode, d.CoresPerSocket, d.ThreadsPerCore
 	j.PlaneSize = or16(d.PlaneSize, NoVal16, 0)
 	j.TresPerSocket = strOf(d.TresPerSocket)
-	if !gresTestCounts(j) {
+	if !m.gresNamesValid(j) || !gresTestCounts(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {

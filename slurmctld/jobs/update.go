@@ -112,7 +112,7 @@ func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int6
 	if d.Comment.Valid {
 		j.Comment = strOf(d.Comment)
 	}
-	if err := updateGres(j, d); err != nil {
+	if err := m.updateGres(j, d); err != nil {
 		return err
 	}
 	if err := m.updateCounts(j, d, cl, now, actions); err != nil {
@@ -617,7 +617,7 @@ func allDone(done []bool) bool {
 // "" clears one): a pending job's requests are checked again with the
 // job's counts (or the ones the update gives) as a new job's are, and
 // the counts they imply are taken as if the update had named them.
-func updateGres(j *Job, d *msg.JobDesc) error {
+func (m *Manager) updateGres(j *Job, d *msg.JobDesc) error {
 	fields := []struct {
 		in  msg.NullString
 		cur *string
@@ -658,7 +658,7 @@ func updateGres(j *Job, d *msg.JobDesc) error {
 			*tf[i] = f.in.Value
 		}
 	}
-	if !gresTestCounts(&t) {
+	if !m.gresNamesValid(&t) || !gresTestCounts(&t) {
 		return serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 	// What the requests imply goes through the rest of the update as if

@@ -18,7 +18,7 @@ var gresUpdateRE = regexp.MustCompile(`\b(JobState|Reason|NumNodes|NumCPUs|NumTa
 // requests with a site GRES (gres/foo) is checked and completed as a new
 // job's are, whatever the GRES (_test_gres_cnt): a task count from per
 // job / per task, -c from cpus per GRES x per task, contradicting counts
-// refused, a running job refused.
+// refused, a GRES not in GresTypes refused, a running job refused.
 func TestSlurmctldGresUpdateSiteGres(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -47,6 +47,7 @@ func TestSlurmctldGresUpdateSiteGres(t *testing.T) {
 			{"per node and per task", "-H -n2", []string{"TresPerNode=gres:foo:4", "TresPerTask=gres:foo:2"}},
 			{"cpus per gres", "-H -n2", []string{"CpusPerTres=gres:foo:2", "TresPerTask=gres:foo:1"}},
 			{"per task cleared", "-H -n2", []string{"TresPerTask=gres:foo:1"} /* then cleared below */},
+			{"GRES not in GresTypes", "-H -n2", []string{"TresPerTask=gres:bar:1"}},
 		} {
 			id := sb(append(strings.Fields(tc.args), "-J", "g", "--wrap", "true")...)
 			out[tc.name] = ctldRun(c, append([]string{"scontrol", "update", fmt.Sprintf("jobid=%d", id)}, tc.update...)...) + show(id)
