@@ -117,3 +117,31 @@ func TestStepExitCodeOOMWins(t *testing.T) {
 		t.Errorf("DerivedEC %#x, want SIG_OOM", ec)
 	}
 }
+
+// A step only on nodes a shrink takes away is killed there (its code 9
+// for each, _kill_step_on_node); it counts in the derived exit code as
+// cleanup_completing would count it.
+func TestShrinkStepCountsInDerivedExit(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	d := msg.NewJobDesc()
+	d.MinNodes = 3
+	a, _, err := m.Allocate(d, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := m.Job(a.JobID)
+	r := oneTaskStep(a.JobID, alice.UID)
+	r.NodeList = msg.Str(j.Nodes[2])
+	if _, _, err := m.CreateStep(r, alice, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	u := msg.NewJobDesc()
+	u.JobID, u.MinNodes = a.JobID, 1
+	if _, err := m.Update(u, alice, cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Steps) != 0 || j.DerivedEC != 9 {
+		t.Errorf("steps %d, DerivedEC %#x, want none and 9", len(j.Steps), j.DerivedEC)
+	}
+}

@@ -545,6 +545,10 @@ func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]
 			*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: []string{node}, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
 				Msg: &msg.SignalTasks{StepID: st.sid(j.ID), Signal: sigKill}})
 			if allDone(st.Done) {
+				// Real keeps it (_kill_step_on_node does not finish it)
+				// until cleanup_completing counts it; its code counts
+				// the same now.
+				j.foldStepExit(st)
 				j.removeStep(st)
 			}
 		}
