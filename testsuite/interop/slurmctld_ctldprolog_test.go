@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -247,11 +248,17 @@ exit 0
 			t.Fatalf("nodes %q, want n1 idle and n2 completing", nodeStates())
 		}
 		// The state on disk must have all this before the crash: a
-		// change after it (real slurmctld saves within a few seconds).
-		since := time.Now()
-		ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", dummy), "comment="+tag)
-		if err := c.Poll(60*time.Second, func() bool { return stateSavedSince(filepath.Join(c.Dir, "state"), since) }); err != nil {
-			t.Fatalf("no state saved: %v", err)
+		// change made after it, found in a state file. A file's mtime
+		// is not enough: real slurmctld packs its job_state, then
+		// writes and fsyncs it, then does the same for node_state, so
+		// under load a node_state written after this point can come
+		// with a job_state packed before the job started or was even
+		// submitted (seen: the restarted real slurmctld had the job
+		// PENDING, or did not know it).
+		mark := fmt.Sprintf("%s-save-%d", tag, time.Now().UnixNano())
+		ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", dummy), "comment="+mark)
+		if err := c.Poll(60*time.Second, func() bool { return stateHolds(filepath.Join(c.Dir, "state"), mark) }); err != nil {
+			t.Fatalf("comment %s not saved: %v", mark, err)
 		}
 		c.KillCtld()
 		return e
@@ -304,12 +311,15 @@ exit 0
 	ctldCompare(t, want, got)
 }
 
-// stateSavedSince reports whether a file in the state directory changed
-// after t.
-func stateSavedSince(dir string, t time.Time) bool {
+// stateHolds reports whether a state file in dir (not one being written:
+// *.new, *.tmp) holds s.
+func stateHolds(dir, s string) bool {
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && st.ModTime().After(t) {
+		if strings.HasSuffix(f, ".new") || strings.HasSuffix(f, ".tmp") {
+			continue
+		}
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(s)) {
 			return true
 		}
 	}
