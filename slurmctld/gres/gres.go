@@ -8,9 +8,10 @@
 // (_job_alloc, _step_alloc) and cons_common's gres_select_filter.c
 // (_set_node_bits). The package is pure: no I/O, no clock.
 //
-// What is not modelled: Cores= binding (a GRES whose cores are not the
-// job's is picked like any other; real Slurm prefers GRES on the job's
-// sockets first), Links= and shared GRES (mps, shard). --gpus-per-task
+// Cores= binding is decided by the scheduler (slurmctld/sched's
+// gresbind.go) on the records Bound lists; PickBound turns its per-record
+// counts into indices. What is not modelled: Links= and shared GRES
+// (mps, shard). --gpus-per-task
 // and --gpus-per-socket become counts (slurmctld/jobs) before Pick sees
 // them; which sockets' GPUs a job gets is not modelled.
 package gres
@@ -330,6 +331,11 @@ func Pick(l *Layout, used []bool, typ string, want uint64) []Alloc {
 	if uint64(len(got)) < want {
 		return nil
 	}
+	return allocsOf(l, got, typ)
+}
+
+// allocsOf is Pick's answer for the devices got of l.
+func allocsOf(l *Layout, got []int, typ string) []Alloc {
 	var out []Alloc
 	for _, i := range got {
 		t := l.DevType[i]
@@ -625,4 +631,81 @@ func CountReason(conf []ConfGres, recs []Record) string {
 		}
 	}
 	return ""
+}
+
+// BoundRec is one topology record of a GRES name some of whose devices
+// are bound to cores (gres.conf Cores=): devices [First, First+Count) of
+// Name and Type, near Cores (nil = bound to none).
+type BoundRec struct {
+	Name, Type   string
+	First, Count int
+	Cores        []int
+}
+
+// Bound lists the records of the names of ls that have a record with
+// Cores=, in layout order; nil when there are none. Only names whose
+// devices are known by index count.
+func Bound(ls []Layout) []BoundRec {
+	var out []BoundRec
+	for i := range ls {
+		l := &ls[i]
+		if !l.Bits || !slices.ContainsFunc(l.Topo, func(t Topo) bool { return t.Cores != "" }) {
+			continue
+		}
+		for _, t := range l.Topo {
+			var cores []int
+			if t.Cores != "" {
+				cores = parseIdx(t.Cores)
+			}
+			out = append(out, BoundRec{Name: l.Name, Type: t.Type, First: t.First, Count: t.Count, Cores: cores})
+		}
+	}
+	return out
+}
+
+// BoundHeld counts, for each of recs, the devices held holds of it.
+func BoundHeld(recs []BoundRec, held []Alloc) []uint64 {
+	out := make([]uint64, len(recs))
+	for k, r := range recs {
+		for _, a := range held {
+			if a.Name != r.Name {
+				continue
+			}
+			for _, i := range a.Idx {
+				if i >= r.First && i < r.First+r.Count {
+					out[k]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// PickBound chooses want devices of l of type typ ("" = any) as the
+// scheduler split them over recs (counts, by record; a record of another
+// name or type is skipped): the lowest free indices of each record. It
+// returns Pick's form, or nil when the records do not give want.
+func PickBound(l *Layout, used []bool, typ string, want uint64, recs []BoundRec, counts []uint64) []Alloc {
+	if want == 0 || !l.Bits {
+		return nil
+	}
+	var got []int
+	for k, r := range recs {
+		if r.Name != l.Name || (typ != "" && r.Type != typ) || k >= len(counts) {
+			continue
+		}
+		n := counts[k]
+		for i := r.First; i < r.First+r.Count && i < len(l.DevType) && n > 0 && uint64(len(got)) < want; i++ {
+			if i < len(used) && used[i] {
+				continue
+			}
+			got = append(got, i)
+			n--
+		}
+	}
+	if uint64(len(got)) < want {
+		return nil
+	}
+	slices.Sort(got)
+	return allocsOf(l, got, typ)
 }

@@ -211,3 +211,41 @@ func TestParseCountOverflow(t *testing.T) {
 		t.Errorf("parseCount(2k) = %d, %v", n, err)
 	}
 }
+
+// TestBound: records of a name with Cores= are listed (a record of it
+// without Cores= too, bound to none); a name without any is not; held
+// devices count by record; PickBound takes each record's share, lowest
+// free index first.
+func TestBound(t *testing.T) {
+	ls := NewLayouts([]ConfGres{{Name: "gpu", Count: 4}, {Name: "nic", Count: 1}}, []Record{
+		{Name: "gpu", Count: 2, Cores: "0-3", HasFile: true},
+		{Name: "gpu", Count: 1, Cores: "4-7", HasFile: true},
+		{Name: "gpu", Count: 1, HasFile: true},
+		{Name: "nic", Count: 1, HasFile: true},
+	}, nil)
+	recs := Bound(ls)
+	want := []BoundRec{
+		{Name: "gpu", First: 0, Count: 2, Cores: []int{0, 1, 2, 3}},
+		{Name: "gpu", First: 2, Count: 1, Cores: []int{4, 5, 6, 7}},
+		{Name: "gpu", First: 3, Count: 1},
+	}
+	if d := cmp.Diff(want, recs); d != "" {
+		t.Fatalf("Bound (-want +got):\n%s", d)
+	}
+	held := []Alloc{{Name: "gpu", Count: 2, Bits: true, Idx: []int{1, 2}}, {Name: "nic", Count: 1, Bits: true, Idx: []int{0}}}
+	if got := BoundHeld(recs, held); !cmp.Equal(got, []uint64{1, 1, 0}) {
+		t.Errorf("BoundHeld = %v, want [1 1 0]", got)
+	}
+	l := Find(ls, "gpu")
+	used := []bool{false, true, false, false}
+	got := PickBound(l, used, "", 2, recs, []uint64{1, 0, 1})
+	if d := cmp.Diff([]Alloc{{Name: "gpu", Count: 2, Bits: true, Idx: []int{0, 3}}}, got); d != "" {
+		t.Errorf("PickBound (-want +got):\n%s", d)
+	}
+	if got := PickBound(l, used, "", 2, recs, []uint64{2, 0, 0}); got != nil {
+		t.Errorf("PickBound past a record's free devices = %v, want nil", got)
+	}
+	if got := Bound(NewLayouts([]ConfGres{{Name: "gpu", Count: 2}}, []Record{{Name: "gpu", Count: 2, HasFile: true}}, nil)); got != nil {
+		t.Errorf("Bound without Cores= = %v, want nil", got)
+	}
+}

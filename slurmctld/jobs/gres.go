@@ -436,7 +436,15 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 					}
 				}
 			}
-			p := gres.Pick(l, used, r.Type, r.Count)
+			var p []gres.Alloc
+			if bound := m.boundOn(cl, na.Node); len(na.GresBind) > 0 && len(bound) == len(na.GresBind) {
+				// The scheduler chose the records near the job's
+				// cores (sched's gresbind.go).
+				p = gres.PickBound(l, used, r.Type, r.Count, bound, na.GresBind)
+			}
+			if p == nil {
+				p = gres.Pick(l, used, r.Type, r.Count)
+			}
 			if p == nil {
 				ok = false
 				break
@@ -452,6 +460,15 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 		out[k] = got
 	}
 	return out
+}
+
+// boundOn is node ni's GRES records bound to cores (gres.Bound), nil
+// when it has none.
+func (m *Manager) boundOn(cl *Cluster, ni int) []gres.BoundRec {
+	if ni < 0 || ni >= len(cl.Nodes) || len(cl.Nodes[ni].GresBind) == 0 {
+		return nil
+	}
+	return gres.Bound(m.gresLayouts(cl, ni))
 }
 
 // wholeNodeGres is what a job with whole nodes (--exclusive: whole_node)
@@ -924,10 +941,50 @@ func stepGresValid(j *Job, reqs []stepReq, minNodes uint32) error {
 	return nil
 }
 
+// gresEnforceBind is GRES_ENFORCE_BIND of a job's bit flags
+// (--gres-flags=enforce-binding).
+const gresEnforceBind = 1 << 4
+
+// gresBound is, for every node whose GRES have records bound to cores,
+// those records (gres.Bound), by node index; nil for the others. It
+// sets the scheduler's view of them (sched.Node.GresBind) on cl.Nodes.
+func (m *Manager) gresBound(cl *Cluster) [][]gres.BoundRec {
+	var out [][]gres.BoundRec
+	for i := range cl.Nodes {
+		cl.Nodes[i].GresBind = nil
+		if i >= len(cl.GresRecs) || !slices.ContainsFunc(cl.GresRecs[i], func(r gres.Record) bool { return r.Cores != "" }) {
+			continue
+		}
+		recs := gres.Bound(m.gresLayouts(cl, i))
+		if len(recs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make([][]gres.BoundRec, len(cl.Nodes))
+		}
+		out[i] = recs
+		bind := make([]sched.GresBind, len(recs))
+		for k, r := range recs {
+			bind[k] = sched.GresBind{Name: r.Name, Type: r.Type, Count: uint64(r.Count)}
+			if r.Cores != nil {
+				bind[k].Cores = make([]uint16, 0, len(r.Cores))
+				for _, c := range r.Cores {
+					if c >= 0 && c < 1<<16 {
+						bind[k].Cores = append(bind[k].Cores, uint16(c))
+					}
+				}
+			}
+		}
+		cl.Nodes[i].GresBind = bind
+	}
+	return out
+}
+
 // setSchedGres puts the job's GRES requests into its scheduler view:
 // per node (--gres, --gpus-per-node) and --gpus over the job.
 func setSchedGres(sj *sched.Job, j *Job) {
 	sj.Gres = schedGres(j)
+	sj.GresEnforceBind = j.Bitflags&gresEnforceBind != 0
 	// --cpus-per-gpu: a node's CPUs are at least that many for each GPU
 	// the job asks for on it (cons_tres' gres_min_cpus); only per-node
 	// counts are known before the GPUs are placed.

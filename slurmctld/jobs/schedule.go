@@ -7,6 +7,7 @@ import (
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
@@ -174,10 +175,16 @@ func (m *Manager) snapshot(cl *Cluster, now int64, dry bool) (*sched.Snapshot, m
 	// order slice stays as it is during the loop.
 	m.sortOrder()
 	gate := m.newArrayGate()
+	bound := m.gresBound(cl)
 	for _, id := range m.order {
 		j := m.jobs[id]
 		if j.holdsResources() && len(j.NodeIdx) > 0 {
 			if a, ok := m.heldBy(j); ok {
+				for k := range a.Nodes {
+					if ni := a.Nodes[k].Node; bound != nil && ni >= 0 && ni < len(bound) && bound[ni] != nil && k < len(j.NodeGres) {
+						a.Nodes[k].GresBind = gres.BoundHeld(bound[ni], j.NodeGres[k])
+					}
+				}
 				s.Running = append(s.Running, a)
 			}
 		}

@@ -129,6 +129,10 @@ func (m *Manager) selectTest(cl *Cluster, p *sched.Partition, j *Job, reqIdx, ex
 	if uint32(len(usable)) < minN || !cpusFit(cl, j, usable, maxN) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 	}
+	if j.Bitflags&gresEnforceBind != 0 {
+		// Which cores the GPUs are bound to, as registered now.
+		m.gresBound(cl)
+	}
 	if testOnlyNeeded(cl, j, usable) && !cl.empty.FitsEmpty(&sched.Snapshot{Config: cl.Config, Nodes: cl.Nodes,
 		Partitions: cl.Partitions}, ptr(m.schedJob(j, cl)), p.Name) {
 		return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
@@ -146,18 +150,20 @@ func ptr[T any](v T) *T { return &v }
 // than its memory (the CPUs the memory covers are what count then; an
 // --exclusive job needs the memory of all of them). Otherwise the test
 // is skipped to keep submission cheap. A job with --gpus is always
-// tested.
+// tested, and one with --gres-flags=enforce-binding where GRES are bound
+// to cores (it may need more cores than its GRES' sockets have).
 func testOnlyNeeded(cl *Cluster, j *Job, usable []int) bool {
 	if n, _ := jobGPUs(j); n > 0 {
 		// GPUs over the job: whether nodes enough hold them.
 		return true
 	}
+	enforce := j.Bitflags&gresEnforceBind != 0
 	consumable := cl.Config.MemoryConsumable
 	perCPU := consumable && j.PnMinMemory != NoVal64 && j.PnMinMemory&memPerCPU != 0
 	mem := j.PnMinMemory &^ memPerCPU
 	for _, i := range usable {
 		n := &cl.Nodes[i]
-		if len(n.SpecCores) > 0 || consumable && n.MemSpec > 0 ||
+		if len(n.SpecCores) > 0 || consumable && n.MemSpec > 0 || enforce && len(n.GresBind) > 0 ||
 			perCPU && mem*uint64(n.CPUs) > n.RealMemory {
 			return true
 		}

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"math/bits"
 	"slices"
 )
 
@@ -39,17 +38,24 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			cores = make([]uint16, 0, want)
 		}
 		held := c.futureHeld(ni, a.End)
-		if len(r.gres) > 0 && !r.whole && !r.over {
-			held = append(slices.Clone(held), c.gresTrimmed(r, ni, held, want)...)
+		var counts map[int]uint64
+		if r.gpuJob > 0 && i < len(pl.gpus) {
+			// What the job still needs here of its GPUs (rem_gres).
+			left := r.gpuJob
+			for _, g := range pl.gpus[:i] {
+				left -= min(left, g)
+			}
+			counts = map[int]uint64{r.gpuSlot: left}
 		}
-		for w := c.coreOff[ni]; !r.over && w < c.coreOff[ni+1] && len(cores) < want; w++ {
-			word := c.coreBits[w]
-			for word != 0 && len(cores) < want {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				if k := uint16((w-c.coreOff[ni])*64 + b); held == nil || !slices.Contains(held, k) {
-					cores = append(cores, k)
-				}
+		if len(r.gres) > 0 && !r.whole && !r.over {
+			held = append(slices.Clone(held), c.gresTrimmed(r, ni, held, want, counts)...)
+		}
+		if !r.over {
+			avail := c.freeCores(ni, held)
+			if r.whole {
+				cores = takeLowest(avail, want)
+			} else {
+				cores = cyclicCores(avail, int(nd.Sockets), int(nd.CoresPerSocket), want, r.cpt, r.threads(nd))
 			}
 		}
 		if r.whole && r.job.SpecSet {
@@ -77,10 +83,17 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			mem = r.memPerNode
 		}
 		var gres []Gres
+		var bound []uint64
+		if len(nd.GresBind) > 0 {
+			bound = make([]uint64, len(nd.GresBind))
+		}
 		for k, g := range r.gres {
 			left := g.Count
 			if r.gpuJob > 0 && k == r.gpuSlot && i < len(pl.gpus) {
 				left = pl.gpus[i]
+			}
+			if bound != nil {
+				c.pickBound(ni, g.Name, g.Type, left, cores, bound)
 			}
 			for _, sl := range c.gres[ni] {
 				if left == 0 {
@@ -95,7 +108,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 				gres = append(gres, Gres{Name: sl.name, Type: sl.typ, Count: t})
 			}
 		}
-		a.Nodes[i] = NodeAlloc{Node: ni, Cores: cores, CPUs: cpus, MemoryMB: mem, Gres: gres}
+		a.Nodes[i] = NodeAlloc{Node: ni, Cores: cores, CPUs: cpus, MemoryMB: mem, Gres: gres, GresBind: bound}
 	}
 	c.take(&a, a.End)
 	for _, ni := range pl.nodes {

@@ -99,6 +99,21 @@ type Node struct {
 	// the system, so jobs get RealMemory-MemSpec of consumable memory.
 	SpecCores []uint16
 	MemSpec   uint64
+
+	// GresBind are the node's gres.conf records of GRES names some of
+	// whose devices are bound to cores (Cores=), in the controller's
+	// order; a job asking for such GRES gets cores near the devices it
+	// gets (gresbind.go). nil when no record has Cores=.
+	GresBind []GresBind
+}
+
+// GresBind is one gres.conf record of a node: Count devices of Name and
+// Type whose cores are Cores (node-local core ids; nil = not bound,
+// near every socket).
+type GresBind struct {
+	Name, Type string
+	Count      uint64
+	Cores      []uint16
 }
 
 // Cores is the number of cores of the node (the unit cons_tres allocates).
@@ -285,6 +300,10 @@ type Job struct {
 	// job): it bounds the tasks a node runs by its free GPUs, which
 	// bounds the cores a job gets there (grescores.go).
 	GPUsPerTask uint32
+	// GresEnforceBind is --gres-flags=enforce-binding: the job's cores
+	// must all be on sockets of GRES it gets (gresbind.go).
+	// --gres-flags=disable-binding changes nothing cons_tres looks at.
+	GresEnforceBind bool
 
 	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
 	Contiguous bool
@@ -323,6 +342,9 @@ type NodeAlloc struct {
 	CPUs     uint32
 	MemoryMB uint64
 	Gres     []Gres
+	// GresBind is what the job holds of each of the node's GresBind
+	// records (same order; nil = none, or the node has no such records).
+	GresBind []uint64
 }
 
 // Allocation is the resources of one job over time.

@@ -426,6 +426,13 @@ func (c *cluster) capacityWith(r *request, ni int, freeCores int32, freeMem uint
 				return 0
 			}
 		}
+		// --gres-flags=enforce-binding: only the cores of the sockets
+		// of the devices the job needs count.
+		if k := c.enforcedCores(r, ni, gc == gresTotal); k == 0 {
+			return 0
+		} else if k > 0 {
+			freeCores = min(freeCores, int32(k))
+		}
 	}
 	if r.minCPUs > 0 && int(freeCores)*max(int(nd.ThreadsPerCore), 1) < r.minCPUs {
 		return 0 // --mincpus

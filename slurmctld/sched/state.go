@@ -55,10 +55,13 @@ type cluster struct {
 	freeCore []int32
 	freeMem  []uint64
 	gres     [][]gresSlot // per node
-	jobsOn   []int32      // allocations present on the node now
-	excl     []bool       // a whole-node job holds the node
-	userOn   []int64      // the one user whose jobs are on the node; noUser, mixedUsers
-	exclUser []bool       // a job on the node wants its user alone there
+	// bindFree is, per node with GresBind records, each record's free
+	// devices now (nil when no node has such records).
+	bindFree [][]uint64
+	jobsOn   []int32 // allocations present on the node now
+	excl     []bool  // a whole-node job holds the node
+	userOn   []int64 // the one user whose jobs are on the node; noUser, mixedUsers
+	exclUser []bool  // a job on the node wants its user alone there
 
 	// Core sharing (oversubscribe.go), allocated on first use: per core
 	// (coreOff*64 + core) how many sharing jobs hold it and the end of
@@ -232,6 +235,15 @@ func newCluster(s *Snapshot) *cluster {
 				c.gres[i][k] = gresSlot{name: g.Name, typ: g.Type, total: g.Count, free: g.Count}
 			}
 		}
+		if len(nd.GresBind) > 0 {
+			if c.bindFree == nil {
+				c.bindFree = make([][]uint64, n)
+			}
+			c.bindFree[i] = make([]uint64, len(nd.GresBind))
+			for k, b := range nd.GresBind {
+				c.bindFree[i][k] = b.Count
+			}
+		}
 		c.userOn[i] = noUser
 		c.resvFirst[i] = math.MaxInt64
 	}
@@ -345,6 +357,13 @@ func (c *cluster) take(a *Allocation, end int64) {
 				sl.free -= t
 				left -= t
 				ga = append(ga, gresAmt{slot: int32(si), count: t})
+			}
+		}
+		if ni < len(c.bindFree) {
+			for k, t := range na.GresBind {
+				if k < len(c.bindFree[ni]) {
+					c.bindFree[ni][k] -= min(t, c.bindFree[ni][k])
+				}
 			}
 		}
 		gi := int32(-1)
