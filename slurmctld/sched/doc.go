@@ -40,6 +40,12 @@
 //     expected start is the earliest; a job with --time-min below its
 //     limit is tested, reserved and started with the time-min as its
 //     limit (Start.TimeLimit), as 22.05's backfill does;
+//   - a node's cores go to a job cyclically over its sockets, as
+//     cons_tres's default distribution under CR_Core (corepick.go); a
+//     job asking for GRES bound to cores (gres.conf Cores=, see
+//     Node.GresBind) gets cores on the sockets of the devices it needs
+//     first and the devices near its cores, and with
+//     --gres-flags=enforce-binding only such cores (gresbind.go);
 //   - OverSubscribe=YES:N (with --oversubscribe) and FORCE:N let jobs
 //     share cores, up to N jobs a core, after idle cores; memory and GRES
 //     stay per job (see oversubscribe.go for the rules and where they

@@ -296,21 +296,6 @@ func TestSlurmctldGresSteps(t *testing.T) {
 			}
 			want, got := ctldOnBoth(t, c, real, ours, collect)
 			t.Logf("real:\n%s", strings.Join(want, "\n"))
-			if tc.name == "cores" || strings.HasPrefix(tc.name, "pertask") {
-				// Known difference: with GRES bound to cores, real
-				// cons_tres gives the second job a core on a socket of
-				// its free GPU (CPU_IDs=2); ours places CPUs without
-				// looking at the GPUs' cores (CPU_IDs=1). Indices,
-				// Gres= and GresUsed= agree. With --gpus-per-task
-				// (a GPU count over the job) real takes the highest
-				// free cores first (CPU_IDs=2-3); ours the lowest.
-				cpus := regexp.MustCompile(`CPU_IDs=\S+`)
-				for _, l := range [][]string{want, got} {
-					for i := range l {
-						l[i] = cpus.ReplaceAllString(l[i], "CPU_IDs=<not compared>")
-					}
-				}
-			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("GRES steps differ (-real +ours):\n%s\nours' log:\n%s", d, c.Logs())
 			}
