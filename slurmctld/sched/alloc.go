@@ -52,7 +52,9 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		}
 		if !r.over {
 			avail := c.freeCores(ni, held)
-			if r.whole {
+			if cf := &c.snap.Config; r.whole || cf.CPUsConsumable || cf.CoreDistBlock {
+				// Whole nodes, or block distribution (CR_CPU's
+				// _block_sync_core_bitmap).
 				cores = takeLowest(avail, want)
 			} else {
 				cores = cyclicCores(avail, int(nd.Sockets), int(nd.CoresPerSocket), want, r.cpt, r.threads(nd))

@@ -29,6 +29,10 @@ type Config struct {
 	// still taken whole (cons_tres keeps one bit a core), so a core
 	// another job has one thread of is not free.
 	CPUsConsumable bool
+	// CoreDistBlock is CR_Core_Default_Dist_Block: a node's cores go to
+	// a job lowest first rather than cyclically over its sockets
+	// (corepick.go).
+	CoreDistBlock bool
 
 	DefMemPerCPU  uint64 // MB, 0 = none
 	DefMemPerNode uint64 // MB, 0 = none (then the whole node's memory)
@@ -202,6 +206,8 @@ func ConfigFromConf(c *conf.Config) (Config, error) {
 		switch strings.ToUpper(p) {
 		case "CR_CPU", "CR_CPU_MEMORY":
 			cfg.CPUsConsumable = !cfg.WholeNodes
+		case "CR_CORE_DEFAULT_DIST_BLOCK":
+			cfg.CoreDistBlock = true
 		}
 	}
 	cfg.DefMemPerCPU = uint64(c.DefMemPerCPU)
