@@ -1,5 +1,7 @@
 package sched
 
+import "slices"
+
 // distributeCPUs is distribute for a request counting CPUs (request.unit):
 // the CPUs each chosen node offers, as _eval_nodes' _cpus_to_use trims
 // them, then the tasks laid over those CPUs as dist_tasks_compute_c_b
@@ -7,17 +9,26 @@ package sched
 // node; tasks that fit nowhere whole go to the nodes in turn, taking what
 // CPUs are left there (-n 4 -c 3 on three 4-CPU nodes: 2+1+1 tasks on
 // 4+3+3 CPUs).
-func distributeCPUs(r *request, cands, caps []int, chosenPos []int) (placement, bool) {
+func distributeCPUs(r *request, cands, caps []int, chosenPos, order []int) (placement, bool) {
 	n := len(chosenPos)
 	if n == 0 || n < r.minN || n > r.maxN {
 		return placement{}, false
 	}
 	pl := placement{nodes: make([]int, n), tasks: make([]int, n), cpus: make([]int, n)}
+	for i, pos := range chosenPos {
+		pl.nodes[i] = cands[pos]
+	}
+	if order == nil {
+		order = chosenPos
+	}
 	avail := make([]int, n)
 	pnMin := max(r.unit, r.minCPUs)
 	remMax, remNodes, total := r.tasks, max(r.minN, r.wantN), 0
-	for i, pos := range chosenPos {
-		pl.nodes[i] = cands[pos]
+	for _, pos := range order {
+		i, ok := slices.BinarySearch(chosenPos, pos)
+		if !ok {
+			continue
+		}
 		a := caps[pos]
 		// CPUs left for the nodes still to come, one allocation unit
 		// (a core's usable threads) each.

@@ -130,7 +130,7 @@ func (c *cluster) placeGPUs(r *request, cands, caps []int) (placement, bool) {
 			pos = append(pos, p)
 		}
 	}
-	pl, ok := distribute(r, cands, caps, pos)
+	pl, ok := distributeIn(r, cands, caps, pos, s.order)
 	if !ok {
 		return placement{}, false
 	}
@@ -201,6 +201,7 @@ type gpuSearch struct {
 	caps   []int // task capacities, zeroed as _eval_nodes clears avail_cpu_per_node
 	gpus   []uint64
 	chosen []bool
+	order  []int // positions in the order taken
 
 	remN, remT, maxN int
 	minN, reqN       int // the job's minimum and targeted node counts
@@ -213,6 +214,7 @@ func (s *gpuSearch) done() bool {
 
 func (s *gpuSearch) take(p int) {
 	s.chosen[p] = true
+	s.order = append(s.order, p)
 	s.remN--
 	s.maxN--
 	s.remT -= s.caps[p]

@@ -181,3 +181,39 @@ func TestBackfillGPUsOverTheJob(t *testing.T) {
 	s.Pending[1].TimeLimit = 30
 	mustStart(t, Schedule(s), 2)
 }
+
+// TestGPUsWeightedTaskLayout: with n1 weighted above n2, a --gpus job
+// takes n2 first, and n2 keeps the CPUs n1 is not needed for: real
+// 22.05 runs --gpus=2 -n5 as 1 task on n1 and 4 on n2, and -n3
+// --gpus-per-task=1 as 1 on n1 (one GPU) and 2 on n2 (two).
+func TestGPUsWeightedTaskLayout(t *testing.T) {
+	noN := nodesN(1, Infinite32)
+	for _, tc := range []struct {
+		name string
+		job  Job
+		cpus []uint32
+		gpus []uint64
+	}{
+		{"--gpus=2 -n5", mkJob(1, noN, tasks(5), gpus(2)), []uint32{1, 4}, []uint64{1, 1}},
+		{"-n3 --gpus-per-task=1", mkJob(1, noN, tasks(3), gpus(3), perTaskGPUsOpt(1)), []uint32{1, 2}, []uint64{1, 2}},
+		{"--gpus=3: GPUs still split in node order", mkJob(1, noN, gpus(3)), []uint32{1, 1}, []uint64{2, 1}},
+	} {
+		s := snap(mkNodes(2, 4, 8000, withGPUs("", 2)))
+		s.Nodes[0].Weight = 10
+		s.Pending = []Job{tc.job}
+		st := mustStart(t, Schedule(s), 1)
+		var cpus []uint32
+		var g []uint64
+		for _, na := range st.Alloc.Nodes {
+			cpus = append(cpus, na.CPUs)
+			var n uint64
+			for _, x := range na.Gres {
+				n += x.Count
+			}
+			g = append(g, n)
+		}
+		if !slices.Equal(cpus, tc.cpus) || !slices.Equal(g, tc.gpus) {
+			t.Errorf("%s: CPUs %v GPUs %v, want %v %v", tc.name, cpus, g, tc.cpus, tc.gpus)
+		}
+	}
+}

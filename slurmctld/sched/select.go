@@ -419,9 +419,19 @@ func (c *cluster) runs(cands, caps []int, chosen []bool) []run {
 // distribute gives each chosen node its tasks: ntpn each, else one each
 // and the rest packed in node order (cons_tres's block distribution).
 func distribute(r *request, cands, caps []int, chosenPos []int) (placement, bool) {
+	return distributeIn(r, cands, caps, chosenPos, nil)
+}
+
+// distributeIn is distribute for nodes chosen in the order given
+// (positions, as _eval_nodes added them: by weight, required ones
+// first): the CPUs each node keeps for the job (_cpus_to_use) are
+// counted in that order, so the first node taken gets what later ones
+// need not, whatever its index. nil order is required nodes first, then
+// node order.
+func distributeIn(r *request, cands, caps []int, chosenPos, order []int) (placement, bool) {
 	slices.Sort(chosenPos)
 	if r.unit > 0 {
-		return distributeCPUs(r, cands, caps, chosenPos)
+		return distributeCPUs(r, cands, caps, chosenPos, order)
 	}
 	pl := placement{nodes: make([]int, len(chosenPos)), tasks: make([]int, len(chosenPos))}
 	left := r.tasks
@@ -439,7 +449,17 @@ func distribute(r *request, cands, caps []int, chosenPos []int) (placement, bool
 			left--
 		}
 	}
-	if r.ntpn == 0 {
+	if r.ntpn == 0 && order != nil {
+		for _, pos := range order {
+			i, ok := slices.BinarySearch(chosenPos, pos)
+			if !ok || left == 0 {
+				continue
+			}
+			add := min(caps[pos]-pl.tasks[i], left)
+			pl.tasks[i] += add
+			left -= add
+		}
+	} else if r.ntpn == 0 {
 		// Required nodes fill first: cons_tres counts their CPUs before
 		// it picks others, which get only what is left (_cpus_to_use);
 		// -w n2 -n 3 with two CPUs free on n2 runs two tasks there.

@@ -78,7 +78,8 @@ func spreadCluster(t *testing.T, gpus int) *ctldharness.Cluster {
 // gives each node what is left but one for each node after it (2+1 for
 // --gpus=3), with and without -N, -n, -c and --ntasks-per-node, and with
 // one GPU of n1 busy (where --gpus-per-task jobs skip a node its free
-// GPUs serve no task of). Counts no node set can meet are refused or pend.
+// GPUs serve no task of), with required nodes (-w) and with n1 weighted
+// above n2. Counts no node set can meet are refused or pend.
 func TestSlurmctldGresSpread(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -94,6 +95,14 @@ func TestSlurmctldGresSpread(t *testing.T) {
 		// Task layout over -N2 (and so the per-task GPUs each node gets).
 		{"-N2", "-n3", "--gpus-per-task=1"}, {"-N2", "-n4", "--gpus-per-task=1"}, {"-N2", "-n4"}, {"-N2", "-n3"},
 		{"-N2", "-n3", "--gpus-per-task=1", "-c1"}, {"-N2", "-n5"}, {"-N2", "-n2", "--gpus-per-task=2"},
+		// Required nodes (-w): the GPUs over the job start from them.
+		{"--gpus=2", "-w", "n2"}, {"--gpus=3", "-w", "n2"}, {"--gpus=1", "-w", "n1,n2"}, {"--gpus=4", "-w", "n1"},
+		{"--gpus=3", "-w", "n1", "-N1"}, {"--gpus=2", "-w", "n2", "-n5"}, {"-w", "n2", "-n3", "--gpus-per-task=1"},
+	}
+	// With n1 weighted above n2 (scontrol update Weight=), n2 is taken
+	// first.
+	weighted := [][]string{
+		{"--gpus=1"}, {"--gpus=2"}, {"--gpus=3"}, {"--gpus=2", "-n5"}, {"-n3", "--gpus-per-task=1"}, {"--gpus=3", "-w", "n1"},
 	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) []string {
 		var out []string
@@ -126,6 +135,12 @@ func TestSlurmctldGresSpread(t *testing.T) {
 			run(args...)
 			spreadIdle(t, c)
 		}
+		out = append(out, "weight: "+ctldRun(c, "scontrol", "update", "NodeName=n1", "Weight=10"))
+		for _, args := range weighted {
+			run(args...)
+			spreadIdle(t, c)
+		}
+		out = append(out, "weight: "+ctldRun(c, "scontrol", "update", "NodeName=n1", "Weight=1"))
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
