@@ -217,3 +217,31 @@ func TestGPUsWeightedTaskLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightedTaskLayout: without GPUs too, the lighter node taken first
+// keeps the CPUs the heavier one is not needed for (-n5 on two 4-CPU
+// nodes, n1 weighted above n2: 1 task on n1, 4 on n2; -n3 -c2: 2 CPUs on
+// n1, 4 on n2).
+func TestWeightedTaskLayout(t *testing.T) {
+	noN := nodesN(1, Infinite32)
+	for _, tc := range []struct {
+		name string
+		job  Job
+		cpus []uint32
+	}{
+		{"-n5", mkJob(1, noN, tasks(5)), []uint32{1, 4}},
+		{"-n3 -c2", mkJob(1, noN, tasks(3), cpt(2)), []uint32{2, 4}},
+	} {
+		s := snap(mkNodes(2, 4, 8000))
+		s.Nodes[0].Weight = 10
+		s.Pending = []Job{tc.job}
+		st := mustStart(t, Schedule(s), 1)
+		var cpus []uint32
+		for _, na := range st.Alloc.Nodes {
+			cpus = append(cpus, na.CPUs)
+		}
+		if !slices.Equal(cpus, tc.cpus) {
+			t.Errorf("%s: CPUs %v, want %v", tc.name, cpus, tc.cpus)
+		}
+	}
+}

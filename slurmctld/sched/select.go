@@ -309,6 +309,11 @@ func (c *cluster) placeBlocks(r *request, cands, caps []int, pre []int) (placeme
 			}
 		}
 	}
+	if len(pre) > 0 {
+		// Lighter nodes were taken first, and keep the CPUs the
+		// heavier ones are not needed for.
+		return distributeIn(r, cands, caps, nodes, slices.Clone(nodes))
+	}
 	return distribute(r, cands, caps, nodes)
 }
 
