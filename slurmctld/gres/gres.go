@@ -11,9 +11,9 @@
 // Cores= binding is decided by the scheduler (slurmctld/sched's
 // gresbind.go) on the records Bound lists; PickBound turns its per-record
 // counts into indices. What is not modelled: Links= and shared GRES
-// (mps, shard). --gpus-per-task
-// and --gpus-per-socket become counts (slurmctld/jobs) before Pick sees
-// them; which sockets' GPUs a job gets is not modelled.
+// (mps, shard). --gpus-per-task and --gpus-per-socket become counts
+// (slurmctld/jobs) before Pick sees them: --gpus-per-socket's per-socket
+// placement is not modelled.
 package gres
 
 import (

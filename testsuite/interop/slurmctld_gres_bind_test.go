@@ -57,6 +57,11 @@ func TestSlurmctldGresCoreBinding(t *testing.T) {
 		{nil, []string{"--gres=gpu:2"}},
 		{nil, []string{"--gres=gpu:2", "-n3"}},
 		{nil, []string{"--gpus=1", "-n2"}},
+		{nil, []string{"--gpus=1", "-c6"}},
+		{nil, []string{"-n2", "--gpus-per-task=1"}},
+		{nil, []string{"-n3", "--gpus-per-task=1"}},
+		{nil, []string{"--gres=gpu:1", "--cpus-per-gpu=2"}},
+		{nil, []string{"--gres=gpu:1", "-n2", "--ntasks-per-node=2"}},
 		// Cores 0-2 taken: socket 1 has more free cores and a GPU.
 		{[]string{"-n3"}, []string{"--gres=gpu:1"}},
 		{[]string{"-n3"}, []string{"--gres=gpu:1", "-n2"}},
@@ -69,6 +74,8 @@ func TestSlurmctldGresCoreBinding(t *testing.T) {
 		{[]string{"--gres=gpu:1"}, []string{"--gres=gpu:1", "-n4"}},
 		{[]string{"--gres=gpu:1"}, []string{"--gres=gpu:1", "-n6"}},
 		{[]string{"--gres=gpu:1"}, []string{"--gres=gpu:1", "-n6", "--gres-flags=enforce-binding"}},
+		{[]string{"--gres=gpu:1"}, []string{"--gpus=1", "-n2"}},
+		{[]string{"--gres=gpu:1"}, []string{"--gres=gpu:2"}},
 		// Socket 0's cores all taken, its GPU free.
 		{[]string{"-n4"}, []string{"--gres=gpu:2"}},
 		{[]string{"-n4"}, []string{"--gres=gpu:2", "--gres-flags=enforce-binding"}},
