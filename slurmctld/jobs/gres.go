@@ -985,6 +985,13 @@ func (m *Manager) gresBound(cl *Cluster) [][]gres.BoundRec {
 func setSchedGres(sj *sched.Job, j *Job) {
 	sj.Gres = schedGres(j)
 	sj.GresEnforceBind = j.Bitflags&gresEnforceBind != 0
+	// cr_dist: a plane distribution, or block over a node's sockets
+	// (block:block, cyclic:block), syncs the cores by block
+	// (SLURM_DIST_NODESOCKMASK of task_dist).
+	switch j.TaskDist & 0xF0FF {
+	case 0x0004, 0x0021, 0x0022:
+		sj.CoreBlock = true
+	}
 	// --cpus-per-gpu: a node's CPUs are at least that many for each GPU
 	// the job asks for on it (cons_tres' gres_min_cpus); only per-node
 	// counts are known before the GPUs are placed.

@@ -146,6 +146,7 @@ type Job struct {
 	PnMinTmpDisk    uint32 `json:",omitempty"`
 	Shared          uint16 `json:",omitempty"`
 	Contiguous      uint16 `json:",omitempty"`
+	TaskDist        uint32 `json:",omitempty"` // -m (task_dist), 0 = not given; see sched.Job.CoreBlock
 	Features        string `json:",omitempty"`
 	ReqNodes        string `json:",omitempty"`
 	ExcNodes        string `json:",omitempty"`

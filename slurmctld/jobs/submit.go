@@ -117,6 +117,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	j.BoardsPerNode, j.SocketsPerBoard = d.BoardsPerNode, d.SocketsPerBoard
 	j.SocketsPerNode, j.CoresPerSocket, j.ThreadsPerCore = d.SocketsPerNode, d.CoresPerSocket, d.ThreadsPerCore
 	j.PlaneSize = or16(d.PlaneSize, NoVal16, 0)
+	if d.TaskDist != NoVal {
+		j.TaskDist = d.TaskDist
+	}
 	j.TresPerSocket = strOf(d.TresPerSocket)
 	if !m.gresNamesValid(j) || !gresTestCounts(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)

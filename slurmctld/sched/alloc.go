@@ -52,7 +52,7 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		}
 		if !r.over {
 			avail := c.freeCores(ni, held)
-			if cf := &c.snap.Config; r.whole || cf.CPUsConsumable || cf.CoreDistBlock {
+			if cf := &c.snap.Config; r.whole || cf.CPUsConsumable || cf.CoreDistBlock || r.job.CoreBlock {
 				// Whole nodes, or block distribution (CR_CPU's
 				// _block_sync_core_bitmap).
 				cores = takeLowest(avail, want)

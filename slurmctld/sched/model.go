@@ -304,6 +304,10 @@ type Job struct {
 	// must all be on sockets of GRES it gets (gresbind.go).
 	// --gres-flags=disable-binding changes nothing cons_tres looks at.
 	GresEnforceBind bool
+	// CoreBlock: the job's -m distributes a node's cores by block
+	// (block:block, cyclic:block, plane), lowest first, not cyclically
+	// over its sockets (corepick.go).
+	CoreBlock bool
 
 	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
 	Contiguous bool

@@ -62,6 +62,12 @@ func TestSlurmctldGresCoreBinding(t *testing.T) {
 		{nil, []string{"-n3", "--gpus-per-task=1"}},
 		{nil, []string{"--gres=gpu:1", "--cpus-per-gpu=2"}},
 		{nil, []string{"--gres=gpu:1", "-n2", "--ntasks-per-node=2"}},
+		// Cores by block (-m *:block) or cyclically over the sockets.
+		{nil, []string{"-n3"}},
+		{nil, []string{"-n3", "-m", "block:block"}},
+		{nil, []string{"-n3", "-m", "cyclic:cyclic"}},
+		{nil, []string{"-n3", "-m", "plane=2"}},
+		{nil, []string{"--gres=gpu:2", "-n3", "-m", "block:block"}},
 		// Cores 0-2 taken: socket 1 has more free cores and a GPU.
 		{[]string{"-n3"}, []string{"--gres=gpu:1"}},
 		{[]string{"-n3"}, []string{"--gres=gpu:1", "-n2"}},
