@@ -274,8 +274,11 @@ func (m *Manager) old(j *Job, now int64) bool {
 
 // NodeDown handles a node going DOWN (no response, admin): every job on it
 // ends NODE_FAIL, or is requeued when it asked for it (--requeue, batch),
-// and its other nodes are told to terminate it. Jobs on their way out lose
-// the node from their completing list.
+// and its other nodes are told to terminate it; a job of more than one
+// node that asked not to be killed (--no-kill) goes on without the node
+// instead. The sruns of its steps on the node and of the allocation are
+// told (SRUN_NODE_FAIL). Jobs on their way out lose the node from their
+// completing list.
 func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error) {
 	var actions []Action
 	for _, j := range m.Jobs() {
@@ -291,6 +294,24 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			m.touch(j, now)
 		}
 		if !j.Running() || !m.hetOnNode(j, node) {
+			continue
+		}
+		actions = append(actions, m.srunNodeFail(j, node)...)
+		if !j.KillOnNodeFail && len(j.Nodes) > 1 && !prologRunning(j) {
+			// --no-kill: the job goes on without the node.
+			m.logf(slog.LevelError, "Removing failed node %s from %s", node, jobIDString(j))
+			actions = append(actions, m.killStepsOnNode(j, node, true)...)
+			if j.Batch && j.BatchHost == node {
+				// The batch step is one of the steps on the node.
+				actions = append(actions, NodeMessage{JobID: j.ID, Nodes: []string{node}, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
+					Msg: &msg.SignalTasks{StepID: msg.StepID{JobID: j.ID, StepID: msg.StepIDBatch, StepHetComp: NoVal}, Signal: sigKill}})
+			}
+			var drop []int
+			if k := indexOf(j.Nodes, node); k >= 0 {
+				drop = []int{k}
+			}
+			j.resized(drop, now)
+			m.touch(j, now)
 			continue
 		}
 		if j.Batch && j.Requeue {
@@ -327,12 +348,31 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 			j.State &^= msg.JobCompleting
 			j.deleteSteps()
 		}
-		if !j.Batch && j.OtherPort != 0 {
-			actions = append(actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
-				ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_NODE_FAIL,
-				Msg: &msg.SrunNodeFailMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
-					NodeList: msg.Str(node)}})
-		}
 	}
 	return m.finish(actions)
+}
+
+// srunNodeFail is srun_node_fail for a running job: SRUN_NODE_FAIL to the
+// srun of each of its steps on node, then to the srun or salloc that
+// holds the allocation.
+func (m *Manager) srunNodeFail(j *Job, node string) []Action {
+	if j.Base() != msg.JobRunning {
+		return nil
+	}
+	var actions []Action
+	for _, st := range j.Steps {
+		if st.ID == msg.StepIDBatch || indexOf(st.Nodes, node) < 0 || st.Host == "" || st.Port == 0 {
+			continue
+		}
+		actions = append(actions, SrunMessage{JobID: j.ID, Host: st.Host, Port: st.Port, UID: j.UserID,
+			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_NODE_FAIL,
+			Msg: &msg.SrunNodeFailMsg{StepID: st.sid(j.ID), NodeList: msg.Str(node)}})
+	}
+	if !j.Batch && j.OtherPort != 0 {
+		actions = append(actions, SrunMessage{JobID: j.ID, Host: j.RespHost, Port: j.OtherPort, UID: j.UserID,
+			ProtocolVersion: j.ProtocolVersion, MsgType: msgtype.SRUN_NODE_FAIL,
+			Msg: &msg.SrunNodeFailMsg{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
+				NodeList: msg.Str(node)}})
+	}
+	return actions
 }

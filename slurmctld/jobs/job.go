@@ -312,6 +312,9 @@ type Step struct {
 	Port      uint16
 	SrunPID   uint32
 	TaskDist  uint32
+	// NoKill: srun --no-kill (SSF_NO_KILL); the step goes on on its
+	// other nodes when one of them fails.
+	NoKill bool `json:",omitempty"`
 	// Done marks node ranks (step host list order) that reported
 	// REQUEST_STEP_COMPLETE.
 	Done   []bool

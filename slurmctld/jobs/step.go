@@ -109,7 +109,8 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	}
 	id := m.newStepID(j, req, now)
 	st := &Step{ID: id, Name: strOf(req.Name), Tasks: tasks, TimeLimit: req.TimeLimit,
-		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist, Gres: stepGres}
+		StartTime: now, Host: strOf(req.Host), Port: req.Port, SrunPID: req.SrunPID, TaskDist: req.TaskDist, Gres: stepGres,
+		NoKill: req.Flags&ssfNoKill != 0}
 	if req.StepID.StepHetComp != NoVal {
 		st.HetStep, st.HetComp = true, req.StepID.StepHetComp
 	}

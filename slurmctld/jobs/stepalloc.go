@@ -11,6 +11,7 @@ import (
 
 // Step flags (SSF_*) that decide what a step takes of its job.
 const (
+	ssfNoKill       uint32 = 1 << 1 // --no-kill: not killed when one of its nodes fails
 	ssfWhole        uint32 = 1 << 3 // --whole: every CPU of its nodes
 	ssfOverlapForce uint32 = 1 << 6 // --overlap: counts against nothing
 )

@@ -535,24 +535,48 @@ func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]
 	k.Nodes = ns(hostlist.Compress(gone))
 	*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: gone, MsgType: msgtype.REQUEST_ABORT_JOB, Msg: k})
 	for _, node := range gone {
-		for _, st := range append([]*Step(nil), j.Steps...) {
-			r := indexOf(st.Nodes, node)
-			if r < 0 || r >= len(st.Done) || st.Done[r] {
-				continue
-			}
-			st.Done[r] = true
-			st.ExitRC = max(st.ExitRC, uint32(sigKill))
-			*actions = append(*actions, NodeMessage{JobID: j.ID, Nodes: []string{node}, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
-				Msg: &msg.SignalTasks{StepID: st.sid(j.ID), Signal: sigKill}})
-			if allDone(st.Done) {
-				// Real keeps it (_kill_step_on_node does not finish it)
-				// until cleanup_completing counts it; its code counts
-				// the same now.
-				j.foldStepExit(st)
-				j.removeStep(st)
-			}
+		*actions = append(*actions, m.killStepsOnNode(j, node, false)...)
+	}
+	j.resized(drop, now)
+	m.touch(j, now)
+	return nil
+}
+
+// killStepsOnNode is kill_step_on_node: every step of j on node counts
+// as done there with exit code 9 (_step_partial_comp) and gets SIGKILL
+// there. When the node failed, a step that did not ask to survive that
+// (srun --no-kill, SSF_NO_KILL) gets it on all its nodes instead
+// (signal_step_tasks), so that it ends.
+func (m *Manager) killStepsOnNode(j *Job, node string, nodeFail bool) []Action {
+	var actions []Action
+	for _, st := range append([]*Step(nil), j.Steps...) {
+		r := indexOf(st.Nodes, node)
+		if r < 0 || r >= len(st.Done) || st.Done[r] {
+			continue
+		}
+		st.Done[r] = true
+		st.ExitRC = max(st.ExitRC, uint32(sigKill))
+		to := []string{node}
+		if nodeFail && !st.NoKill {
+			to = append([]string(nil), st.Nodes...)
+		}
+		actions = append(actions, NodeMessage{JobID: j.ID, Nodes: to, MsgType: msgtype.REQUEST_TERMINATE_TASKS,
+			Msg: &msg.SignalTasks{StepID: st.sid(j.ID), Signal: sigKill}})
+		if allDone(st.Done) {
+			// Real keeps it (_kill_step_on_node does not finish it)
+			// until cleanup_completing counts it; its code counts
+			// the same now.
+			j.foldStepExit(st)
+			j.removeStep(st)
 		}
 	}
+	return actions
+}
+
+// resized is excise_node_from_job and job_post_resize_acctg for nodes
+// drop (indexes into j.Nodes): the job's CPU count becomes that of the
+// nodes it keeps, and steps it still has are flagged (JOB_RESIZED).
+func (j *Job) resized(drop []int, now int64) {
 	j.excise(drop)
 	j.ResizeTime = now
 	j.TotalCPUs = 0
@@ -562,8 +586,6 @@ func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]
 	if len(j.Steps) > 0 {
 		j.Bitflags |= jobResized
 	}
-	m.touch(j, now)
-	return nil
 }
 
 // excise drops nodes drop (indexes into j.Nodes) from the job's
