@@ -167,9 +167,15 @@ func (c *Controller) nodeMessage(a jobs.NodeMessage) {
 		}
 		var failed []string
 		for _, r := range res {
-			switch {
-			case r.Failed():
+			if r.Failed() {
 				failed = append(failed, r.Node)
+				continue
+			}
+			// Any reply vouches for the node, as the agent's
+			// node_did_resp does: a DOWN node with a live slurmd returns
+			// to service under ReturnToService=2.
+			c.nodeDidResp(r)
+			switch {
 			case isKill(a.MsgType) && r.RC() == eslurmdKillJobAlreadyComplete:
 				c.epilogComplete(context.Background(), a.JobID, r.Node, jobs.Caller{UID: c.Config().SlurmUID})
 			case r.RC() != 0:

@@ -189,7 +189,7 @@ func (c *Controller) nodeDidResp(r forward.Result) {
 		}
 		n.FreeMemTime = now
 	}
-	if n.IsFuture() {
+	if n.IsFuture() || waitingForNodePowerDown(n, int64(c.cfg.Conf.SuspendTimeout)) {
 		c.mu.Unlock()
 		return
 	}
