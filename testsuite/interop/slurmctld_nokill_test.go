@@ -1,0 +1,138 @@
+package interop
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
+)
+
+var noKillJobRE = regexp.MustCompile(`(JobState|Reason|NodeList|NumNodes|NumCPUs|BatchHost|ExitCode)=\S+`)
+
+// TestSlurmctldNoKillNodeDown compares a batch job submitted with
+// --no-kill whose second node goes DOWN (scontrol update state=down)
+// while two steps run there: the job keeps running on its other nodes
+// (kill_running_job_by_node_name's excise_node_from_job), the step of
+// srun --no-kill loses only its tasks on the node, the other step is
+// killed, and each srun is told of the failure (SRUN_NODE_FAIL).
+func TestSlurmctldNoKillNodeDown(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 3, CPUs: 2})
+	script := filepath.Join(dir, "job.sh")
+	if err := os.WriteFile(script, fmt.Appendf(nil, `#!/bin/sh
+srun --no-kill --overlap -N3 %[1]s/task.sh >%[1]s/nokill.out 2>%[1]s/nokill.err &
+i=0; until [ $(ls %[1]s/ready-0-* 2>/dev/null | wc -l) -eq 3 ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
+srun --overlap -N2 -r1 %[1]s/task.sh >%[1]s/plain.out 2>%[1]s/plain.err &
+wait
+`, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A task's slurmstepd has connected srun's I/O before it starts the
+	// task: the marker says srun knows the node.
+	if err := os.WriteFile(filepath.Join(dir, "task.sh"), fmt.Appendf(nil, `#!/bin/sh
+touch %[1]s/ready-$SLURM_STEP_ID-$SLURMD_NODENAME
+exec sleep 300
+`, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nodeStates := func() string {
+		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	steps := func(job uint32) string {
+		out, _, _ := c.Run("squeue", "-h", "-s", "-j", fmt.Sprint(job), "-o", "%i %N")
+		return out
+	}
+	// Whether srun reports the killed task of the failed node depends on
+	// whether that node's exit message beats srun's own exit (srun has
+	// counted the task as gone since SRUN_NODE_FAIL): left out, as is
+	// the order of the rest.
+	srunLines := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			if !strings.HasPrefix(l, "srun: error: n2: task ") {
+				keep = append(keep, l)
+			}
+		}
+		slices.Sort(keep)
+		return strings.Join(keep, "\n")
+	}
+	readErr := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		left, _ := filepath.Glob(filepath.Join(dir, "ready-*"))
+		for _, f := range append(left, filepath.Join(dir, "nokill.err"), filepath.Join(dir, "plain.err")) {
+			os.Remove(f)
+		}
+		job := ctldSbatch(t, c, "-D", dir, "-o", "/dev/null", "-k", "-N", "3", script)
+		ctldWaitJob(t, c, job, 60*time.Second, "RUNNING")
+		two := fmt.Sprintf("%[1]d.0 n[1-3]\n%[1]d.1 n[2-3]\n", job)
+		ready := func() int {
+			m, _ := filepath.Glob(filepath.Join(dir, "ready-*"))
+			return len(m)
+		}
+		if err := c.Poll(60*time.Second, func() bool { return ready() == 5 && strings.Contains(steps(job), two) }); err != nil {
+			t.Fatalf("steps %q, %d tasks, want both running with 5 tasks", steps(job), ready())
+		}
+		// The job as the update left it; its steps and nodes change
+		// as the slurmds answer, so they are looked at once settled.
+		lookJob := func(tag string) {
+			show, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(job))
+			out[tag+": job"] = fmt.Sprintln(noKillJobRE.FindAllString(show, -1))
+			out[tag+": resized"] = fmt.Sprint(strings.Contains(show, "ResizeTime="))
+			out[tag+": squeue"] = ctldRun(c, "squeue", "-h", "-o", "%i %T %D %C %N")
+		}
+		look := func(tag string) {
+			lookJob(tag)
+			out[tag+": steps"] = steps(job)
+			out[tag+": nodes"] = nodeStates()
+		}
+		look("1 running")
+		out["2 down: update"] = ctldRun(c, "scontrol", "update", "nodename=n2", "state=down", "reason=test")
+		lookJob("2 down")
+		// The plain srun ends: its step was killed on all its nodes.
+		if err := c.Poll(60*time.Second, func() bool { return !strings.Contains(steps(job), fmt.Sprintf("%d.1 ", job)) }); err != nil {
+			t.Fatalf("steps %q, want step 1 gone", steps(job))
+		}
+		if err := c.Poll(30*time.Second, func() bool { return strings.Contains(readErr("plain.err"), "\n") }); err != nil {
+			t.Logf("plain srun wrote nothing")
+		}
+		// n2's slurmd answers the step kill: ReturnToService=2 brings
+		// it back (node_did_resp).
+		if err := c.Poll(30*time.Second, func() bool { return !strings.Contains(nodeStates(), "n2=down") }); err != nil {
+			t.Logf("n2 still down")
+		}
+		look("3 step gone")
+		out["3 plain srun"] = srunLines(readErr("plain.err"))
+		out["3 nokill srun"] = srunLines(readErr("nokill.err"))
+		out["4 scancel"] = ctldRun(c, "scancel", fmt.Sprint(job))
+		ctldWaitJob(t, c, job, 60*time.Second, "CANCELLED")
+		look("4 cancelled")
+		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=idle n3=idle" }); err != nil {
+			t.Fatalf("nodes %q after the job, want idle", nodeStates())
+		}
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	if testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			t.Logf("%s (real):\n%s", k, want[k])
+		}
+	}
+	ctldCompare(t, want, got)
+}
