@@ -296,26 +296,38 @@ func newNodes(c *conf.Config, now int64, slurmUID uint32) ([]*Node, error) {
 	return nodes, nil
 }
 
-// configState reads a State= value of a NodeName or DownNodes line.
+// configState reads a State= value of a NodeName or DownNodes line as
+// state_str2int does: a base state's name, else a CLOUD, DRAIN or FAIL
+// prefix (FAILING is FAIL, DRAINED is DRAIN), without regard to case. A
+// FAIL node is IDLE+FAIL (so registering leaves it so), a DRAIN node
+// UNKNOWN+DRAIN.
 func configState(s string) (uint32, error) {
-	switch strings.ToUpper(s) {
+	u := strings.ToUpper(s)
+	switch u {
 	case "", "UNKNOWN":
 		return msg.NodeStateUnknown, nil
 	case "DOWN":
 		return msg.NodeStateDown, nil
 	case "IDLE":
 		return msg.NodeStateIdle, nil
+	case "ALLOCATED":
+		return msg.NodeStateAllocated, nil
+	case "ERROR":
+		return msg.NodeStateError, nil
+	case "MIXED":
+		return msg.NodeStateMixed, nil
 	case "FUTURE":
 		return msg.NodeStateFuture, nil
-	case "DRAIN":
-		return msg.NodeStateUnknown | msg.NodeStateDrain, nil
-	case "FAIL":
-		return msg.NodeStateUnknown | msg.NodeStateFail, nil
 	}
-	if strings.HasPrefix(strings.ToUpper(s), "CLOUD") {
+	switch {
+	case strings.HasPrefix(u, "CLOUD"):
 		// A cloud node starts powered down (and hidden until it is
-		// resumed for a job): state_str2int's CLOUD prefix.
+		// resumed for a job).
 		return msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweredDown, nil
+	case strings.HasPrefix(u, "DRAIN"):
+		return msg.NodeStateUnknown | msg.NodeStateDrain, nil
+	case strings.HasPrefix(u, "FAIL"):
+		return msg.NodeStateIdle | msg.NodeStateFail, nil
 	}
 	return 0, fmt.Errorf("invalid node state %s", s)
 }
