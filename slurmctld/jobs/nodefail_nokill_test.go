@@ -128,3 +128,40 @@ func TestNodeDownKillTellsStepSruns(t *testing.T) {
 		t.Fatalf("SRUN_NODE_FAIL to ports %v", ports)
 	}
 }
+
+// A step created after the job lost a node gets the nodes left; the
+// steps still running keep what they hold on those nodes, at their new
+// places in the job (their ranks were renumbered).
+func TestNodeDownNoKillNewStep(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	d := msg.NewJobDesc()
+	d.MinNodes, d.KillOnNodeFail = 3, 0
+	a, _, err := m.Allocate(d, alice, cl, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := m.Job(a.JobID)
+	// One task a node, on every node: it holds one CPU of each.
+	if _, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 3, MaxNodes: 3, NumTasks: 3, CPUCount: 3, Host: msg.Str("login"), Port: 7001, Flags: ssfNoKill}, alice, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	before := m.use(j, cl)
+	m.NodeDown("n2", cl, t0+5)
+	if r := j.Steps[0].Alloc.Ranks; !slices.Equal(r, []int{0, -1, 1}) {
+		t.Fatalf("step ranks %v, want [0 -1 1]", r)
+	}
+	u := m.use(j, cl)
+	if len(u.cpus) != 2 || u.cpus[0] != before.cpus[0] || u.cpus[1] != before.cpus[2] || !u.busy[0] || !u.busy[1] {
+		t.Fatalf("use after n2 went: %+v (before %+v)", u, before)
+	}
+	g, _, err := m.CreateStep(&msg.StepCreateRequest{UserID: alice.UID, StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal},
+		MinNodes: 1, NumTasks: 2, Host: msg.Str("login"), Port: 7002, Flags: ssfOverlapForce}, alice, cl, t0+6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nl := g.Resp.Layout.NodeList.Value; nl != "n[1,3]" && nl != "n1" && nl != "n3" {
+		t.Fatalf("new step on %q", nl)
+	}
+}

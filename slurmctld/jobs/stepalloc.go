@@ -75,7 +75,9 @@ func (m *Manager) use(j *Job, cl *Cluster) jobUse {
 			continue // PrologFlags=Contain's step holds nothing of the job
 		}
 		for _, k := range st.NodeIdxRanks(j) {
-			u.busy[k] = true
+			if k >= 0 && k < n {
+				u.busy[k] = true
+			}
 		}
 		a := st.Alloc
 		if a == nil {
@@ -333,7 +335,7 @@ func (m *Manager) stepCoreBitmap(j *Job, cl *Cluster, a *StepAlloc) *jobcred.Bit
 	}
 	bm := jobcred.NewBitmap(uint32(total))
 	for i, k := range a.Ranks {
-		if i >= len(a.Cores) || k >= len(offs) {
+		if i >= len(a.Cores) || k < 0 || k >= len(offs) {
 			continue
 		}
 		for _, c := range a.Cores[i] {

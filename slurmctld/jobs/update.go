@@ -623,8 +623,31 @@ func (j *Job) excise(drop []int) {
 			gr = append(gr, j.NodeGres[k])
 		}
 	}
+	// A step's ranks follow its nodes to their new places; one on a node
+	// gone is -1 (the step still lists the node, as real's step keeps
+	// its bitmap).
+	newRank := make([]int, len(j.Nodes))
+	kept := 0
+	for k := range j.Nodes {
+		newRank[k] = -1
+		if !out[k] {
+			newRank[k] = kept
+			kept++
+		}
+	}
 	for _, st := range j.Steps {
 		st.Gres = keptGres(st.Gres, out)
+		if st.Alloc != nil {
+			a := *st.Alloc
+			a.Ranks = make([]int, len(st.Alloc.Ranks))
+			for i, k := range st.Alloc.Ranks {
+				a.Ranks[i] = -1
+				if k >= 0 && k < len(newRank) {
+					a.Ranks[i] = newRank[k]
+				}
+			}
+			st.Alloc = &a
+		}
 	}
 	j.Nodes, j.NodeIdx, j.NodeCPUs, j.NodeMem, j.NodeCores, j.NodeGres = nodes, idx, cpus, mem, cores, gr
 }
