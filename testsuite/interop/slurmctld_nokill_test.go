@@ -14,7 +14,7 @@ import (
 	"github.com/goslurm/goslurm/testsuite/ctldharness"
 )
 
-var noKillJobRE = regexp.MustCompile(`(JobState|Reason|NodeList|NumNodes|NumCPUs|BatchHost|ExitCode)=\S+`)
+var noKillJobRE = regexp.MustCompile(`(JobState|Reason|NodeList|NumNodes|NumCPUs|NumTasks|CPUs/Task|BatchHost|ExitCode|TRES|AllocNode:Sid|MinCPUsNode|Features)=\S+`)
 
 // TestSlurmctldNoKillNodeDown compares a batch job submitted with
 // --no-kill whose second node goes DOWN (scontrol update state=down)
@@ -118,6 +118,9 @@ exec sleep 300
 			t.Logf("n2 still down")
 		}
 		look("3 step gone")
+		// A new step from outside the job gets the nodes left.
+		o, e, err := c.Run("srun", fmt.Sprintf("--jobid=%d", job), "--overlap", "-l", "hostname")
+		out["3 new step"] = fmt.Sprintln(srunLines(o), srunLines(e), err)
 		out["3 plain srun"] = srunLines(readErr("plain.err"))
 		out["3 nokill srun"] = srunLines(readErr("nokill.err"))
 		out["4 scancel"] = ctldRun(c, "scancel", fmt.Sprint(job))
