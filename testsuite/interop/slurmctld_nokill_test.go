@@ -139,3 +139,43 @@ exec sleep 300
 	}
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldNoKillSlurmdTimeout: a --no-kill job whose node stops
+// answering goes on without it once SlurmdTimeout sets the node DOWN.
+func TestSlurmctldNoKillSlurmdTimeout(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SlurmdTimeout=6"}})
+	nodeStates := func() string {
+		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		defer c.StartNode("n2") // for the next controller
+		job := ctldSbatch(t, c, "-D", dir, "-o", "/dev/null", "-k", "-N", "2", "--wrap", "sleep 300")
+		ctldWaitJob(t, c, job, 60*time.Second, "RUNNING")
+		c.StopNode("n2")
+		if err := c.Poll(90*time.Second, func() bool { return strings.Contains(nodeStates(), "n2=down") }); err != nil {
+			t.Fatalf("nodes %q, want n2 down", nodeStates())
+		}
+		show, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(job))
+		out["job"] = fmt.Sprintln(noKillJobRE.FindAllString(show, -1))
+		out["squeue"] = ctldRun(c, "squeue", "-h", "-o", "%i %T %D %C %N")
+		out["nodes"] = nodeStates()
+		out["scancel"] = ctldRun(c, "scancel", fmt.Sprint(job))
+		ctldWaitJob(t, c, job, 60*time.Second, "CANCELLED")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	if testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			t.Logf("%s (real):\n%s", k, want[k])
+		}
+	}
+	ctldCompare(t, want, got)
+}
