@@ -11,8 +11,10 @@ import (
 )
 
 // A State=CLOUD node starts IDLE+CLOUD+POWERED_DOWN; while powered down
-// it goes out as a blank record to everyone (root included, -a or not)
-// unless PrivateData=cloud; once powered up it is shown like any node.
+// it goes out as a blank record in the full list to everyone (root
+// included, -a or not) unless PrivateData=cloud, but asked for by name it
+// is always shown (pack_one_node); once powered up it is shown like any
+// node.
 func TestCloudNodeHidden(t *testing.T) {
 	const cloud = "NodeName=c1 CPUs=2 RealMemory=500 State=CLOUD\nPartitionName=cloud Nodes=c1\n"
 	for _, tc := range []struct {
@@ -52,8 +54,8 @@ func TestCloudNodeHidden(t *testing.T) {
 				uid   uint32
 				flags uint16
 			}{{0, 0}, {0, showAll}, {1000, showAll}, {1000, 0}} {
-				if all, one := show(who.uid, who.flags); all != want || one != want {
-					t.Errorf("uid %d flags %#x: listed as %q / %q, want %q", who.uid, who.flags, all, one, want)
+				if all, one := show(who.uid, who.flags); all != want || one != "c1" {
+					t.Errorf("uid %d flags %#x: listed as %q / %q, want %q / c1", who.uid, who.flags, all, one, want)
 				}
 			}
 			c.mu.Lock()
@@ -128,5 +130,22 @@ func TestCloudNodeRestore(t *testing.T) {
 				t.Errorf("c2 saved powered down: %s, want %s", StateString(st), StateString(tc.downed))
 			}
 		})
+	}
+}
+
+// A node pack_one_node hides (here FUTURE, without SHOW_FUTURE) goes out
+// as no record at all, not a blank one.
+func TestNodeInfoSingleHiddenNoRecord(t *testing.T) {
+	c, _ := newTestController(t, "NodeName=f1 CPUs=2 RealMemory=500 State=FUTURE\n")
+	for _, tc := range []struct {
+		flags uint16
+		want  int
+	}{{0, 0}, {showFuture, 1}} {
+		r := &server.Request{Body: &msg.NodeInfoSingleRequest{NodeName: msg.Str("f1"), ShowFlags: tc.flags}}
+		r.Header.MsgType = msgtype.REQUEST_NODE_INFO_SINGLE
+		resp := c.Serve(context.Background(), r).Body.(*msg.NodeInfoResponse)
+		if len(resp.Nodes) != tc.want {
+			t.Errorf("flags %#x: %d records, want %d", tc.flags, len(resp.Nodes), tc.want)
+		}
 	}
 }

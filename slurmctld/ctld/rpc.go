@@ -107,13 +107,11 @@ func (c *Controller) rpcNodeInfoSingle(_ context.Context, r *server.Request) *se
 	if !req.NodeName.Valid && len(c.nodes) > 0 {
 		n = c.nodes[0]
 	}
-	if n != nil {
-		if c.nodeHidden(n, req.ShowFlags, r.Identity.UID, c.visibleParts(r.Identity.UID, req.ShowFlags)) {
-			resp.Nodes = []msg.Node{c.blankNode()}
-		} else {
-			resp.Nodes = []msg.Node{c.nodeRecord(n)}
-			c.nodeDetail(&resp.Nodes[0], n, req.ShowFlags)
-		}
+	// pack_one_node sends no record at all for a hidden node, and does not
+	// hide a powered-down CLOUD node: it was asked for by name.
+	if n != nil && !c.nodeHiddenByPart(n, req.ShowFlags, r.Identity.UID, c.visibleParts(r.Identity.UID, req.ShowFlags)) {
+		resp.Nodes = []msg.Node{c.nodeRecord(n)}
+		c.nodeDetail(&resp.Nodes[0], n, req.ShowFlags)
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_NODE_INFO, Body: resp}
 }
@@ -123,6 +121,16 @@ func (c *Controller) rpcNodeInfoSingle(_ context.Context, r *server.Request) *se
 // (to everyone, root included, and whatever the flags) unless
 // PrivateData=cloud, go out as blank records.
 func (c *Controller) nodeHidden(n *Node, flags uint16, uid uint32, vis map[string]bool) bool {
+	if c.nodeHiddenByPart(n, flags, uid, vis) {
+		return true
+	}
+	return c.cfg.Conf.PrivateDataFlags&conf.PrivateCloud == 0 &&
+		n.Has(msg.NodeStateCloud) && n.Has(msg.NodeStatePoweredDown)
+}
+
+// nodeHiddenByPart is the part of the test pack_one_node shares: partition
+// visibility and FUTURE nodes.
+func (c *Controller) nodeHiddenByPart(n *Node, flags uint16, uid uint32, vis map[string]bool) bool {
 	if flags&showAll == 0 && !c.privileged(uid) && len(n.Partitions) > 0 {
 		hidden := true
 		for _, p := range n.Partitions {
@@ -134,11 +142,7 @@ func (c *Controller) nodeHidden(n *Node, flags uint16, uid uint32, vis map[strin
 			return true
 		}
 	}
-	if n.IsFuture() && flags&showFuture == 0 {
-		return true
-	}
-	return c.cfg.Conf.PrivateDataFlags&conf.PrivateCloud == 0 &&
-		n.Has(msg.NodeStateCloud) && n.Has(msg.NodeStatePoweredDown)
+	return n.IsFuture() && flags&showFuture == 0
 }
 
 func (c *Controller) blankNode() msg.Node {

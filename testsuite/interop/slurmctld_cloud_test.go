@@ -40,7 +40,7 @@ exit 0
 
 // TestSlurmctldCloudNodes compares a State=CLOUD node between Debian's
 // slurmctld and ours: it starts powered down and hidden from sinfo and
-// scontrol (PrivateData has no cloud), shows up while a job resumes it
+// scontrol (PrivateData has no cloud) unless asked for by name, shows up while a job resumes it
 // through ResumeProgram (its slurmd only starts then), runs the job
 // (whose script sees the node's address in SLURM_NODE_ALIASES), and
 // stays up across a restart of the controller, and once idle for
@@ -87,6 +87,9 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N %T")
 		b.WriteString(sortedLines(out))
 		b.WriteString(ctldRun(c, "sinfo", "-h", "-o", "%P %a %D %T %N"))
+		// One node by name goes through REQUEST_NODE_INFO_SINGLE, which
+		// shows a powered-down CLOUD node.
+		b.WriteString(ctldRun(c, "sinfo", "-h", "-N", "-n", "n2", "-o", "%N %T"))
 		show, _, _ := c.Run("scontrol", "show", "node", "n2")
 		if m := powerStateRE.FindStringSubmatch(show); m != nil {
 			fmt.Fprintf(&b, "n2 State=%s\n", m[1])
