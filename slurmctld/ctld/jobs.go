@@ -171,6 +171,9 @@ func schedNodeState(n *Node) sched.NodeState {
 	if n.IsDown() || n.IsUnknown() || n.Has(msg.NodeStateInvalidReg) {
 		s |= sched.NodeDown
 	}
+	if n.IsDown() {
+		s |= sched.NodeDownBase
+	}
 	if n.IsDrain() {
 		s |= sched.NodeDrain
 	}

@@ -22,7 +22,7 @@ func TestSchedNodeState(t *testing.T) {
 		{msg.NodeStateIdle, sched.NodeUp},
 		{msg.NodeStateAllocated, sched.NodeUp},
 		{msg.NodeStateUnknown, sched.NodeDown},
-		{msg.NodeStateDown, sched.NodeDown},
+		{msg.NodeStateDown, sched.NodeDown | sched.NodeDownBase},
 		{msg.NodeStateIdle | msg.NodeStateDrain, sched.NodeDrain},
 		{msg.NodeStateIdle | msg.NodeStateNoRespond, sched.NodeNoRespond},
 		{msg.NodeStateIdle | msg.NodeStateFail, sched.NodeFail},

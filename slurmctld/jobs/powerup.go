@@ -128,7 +128,8 @@ func aliasList(j *Job, cl *Cluster) string {
 
 // skipUnreachable drops from the nodes a job ending now waits on those
 // that are DOWN, powered down or powering up (deallocate_nodes, as
-// make_node_comp): they are sent the kill but no epilog complete is
+// make_node_comp; not UNKNOWN or INVALID_REG nodes, as after a controller
+// restart, whose epilog is still awaited): they are sent the kill but no epilog complete is
 // expected from them, so a job cancelled while waiting for power up, or
 // ending on a node that just went DOWN, is not left COMPLETING. It
 // reports whether a node was dropped.
@@ -136,7 +137,7 @@ func skipUnreachable(j *Job, cl *Cluster) bool {
 	if cl == nil || len(j.Completing) == 0 {
 		return false
 	}
-	const gone = sched.NodeDown | sched.NodePoweredDown
+	const gone = sched.NodeDownBase | sched.NodePoweredDown
 	down := map[string]bool{}
 	for k, i := range j.NodeIdx {
 		if k < len(j.Nodes) && nodeState(cl, i)&gone != 0 {

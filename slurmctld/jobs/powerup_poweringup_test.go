@@ -94,7 +94,7 @@ func TestEndedJobSkipsDownNodes(t *testing.T) {
 				t.Fatalf("state %#x", j.State)
 			}
 			for _, i := range down {
-				cl.Nodes[i].State |= sched.NodeDown
+				cl.Nodes[i].State |= sched.NodeDown | sched.NodeDownBase
 			}
 			out, err := killStr(m, cl, alice, fmt.Sprint(id), 9, t0+5)
 			if err != nil {
@@ -154,5 +154,28 @@ func TestCloudAliasList(t *testing.T) {
 	mustSchedule(t, m, testCluster(), t0+6)
 	if a := m.Job(id2).AliasList; a != "" {
 		t.Errorf("alias list %q without CLOUD nodes", a)
+	}
+}
+
+// A node not usable but not DOWN either (UNKNOWN after a controller
+// restart, INVALID_REG) is still expected to answer: deallocate_nodes
+// skips IS_NODE_DOWN nodes only, so the job waits for its epilog.
+func TestEndedJobWaitsForUnknownNode(t *testing.T) {
+	m := hookManager(HookConfig{})
+	cl := testCluster()
+	d := batchDesc(alice)
+	d.MinNodes, d.MaxNodes = 2, 2
+	d.ReqNodes = msg.Str("n1,n2")
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	mustSchedule(t, m, cl, t0)
+	j := m.Job(id)
+	for i := 0; i < 2; i++ {
+		cl.Nodes[i].State |= sched.NodeDown
+	}
+	if _, err := killStr(m, cl, alice, fmt.Sprint(id), 9, t0+5); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(j.Completing) != "[n1 n2]" || !j.IsCompleting() {
+		t.Errorf("completing %v (state %#x), want [n1 n2]", j.Completing, j.State)
 	}
 }

@@ -274,7 +274,7 @@ func (m *Manager) suspendOp(j *Job, op uint16, indf bool, cl *Cluster, now int64
 // share a node with another running one (ESLURM_NODES_BUSY).
 func (m *Manager) resumeTest(j *Job, cl *Cluster) error {
 	for _, i := range j.NodeIdx {
-		if cl != nil && i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodeDown != 0 {
+		if cl != nil && i >= 0 && i < len(cl.Nodes) && cl.Nodes[i].State&sched.NodeDownBase != 0 {
 			return serr(slurmerr.SLURM_ERROR)
 		}
 	}

@@ -290,7 +290,7 @@ func TestResumeOnDownNode(t *testing.T) {
 	if _, _, err := m.Suspend(suspendReq(msg.SuspendJob, itoa(run)), root, cl, t0+1); err != nil {
 		t.Fatal(err)
 	}
-	cl.Nodes[m.Job(run).NodeIdx[0]].State |= sched.NodeDown
+	cl.Nodes[m.Job(run).NodeIdx[0]].State |= sched.NodeDown | sched.NodeDownBase
 	if _, _, err := m.Suspend(suspendReq(msg.ResumeJob, itoa(run)), root, cl, t0+2); code(err) != slurmerr.SLURM_ERROR {
 		t.Fatalf("resume on a down node: %v", err)
 	}

@@ -56,6 +56,11 @@ const (
 	// it waits for Resources, but no job starts on it in this pass: it is
 	// held as if by a job ending at the next second.
 	NodeResuming
+	// NodeDownBase: the base state is DOWN itself (IS_NODE_DOWN), not
+	// UNKNOWN or INVALID_REG, which NodeDown also covers. The scheduler
+	// ignores it; the job manager tests it where real tests IS_NODE_DOWN
+	// (epilogs awaited at job end, job resume).
+	NodeDownBase
 )
 
 // Usable reports whether new jobs may be placed on a node in this state
