@@ -511,26 +511,30 @@ func (c *Controller) rpcStepInfo(_ context.Context, r *server.Request) *server.R
 	return &server.Response{MsgType: msgtype.RESPONSE_JOB_STEP_INFO, Body: resp}
 }
 
-func (c *Controller) rpcJobReady(_ context.Context, r *server.Request) *server.Response {
+func (c *Controller) rpcJobReady(ctx context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.JobIDShowRequest](r.Body)
-	c.mu.Lock()
-	cl, err := c.jobCluster()
 	var v uint32
-	if err == nil {
-		v, err = c.jobs.m.JobReady(req.JobID, cl)
-	}
-	c.mu.Unlock()
+	_, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (out jobs.Outcome, err error) {
+		v, out, err = m.JobReady(req.JobID, cl, now)
+		return out, err
+	})
 	if err != nil {
 		return server.RC(slurmerr.Code(err))
 	}
 	return &server.Response{MsgType: msgtype.RESPONSE_JOB_READY, Body: codec.ReturnCode{RC: v}}
 }
 
-func (c *Controller) rpcAllocationInfo(_ context.Context, r *server.Request) *server.Response {
+func (c *Controller) rpcAllocationInfo(ctx context.Context, r *server.Request) *server.Response {
 	req := bodyOf[msg.JobAllocInfoRequest](r.Body)
-	c.mu.Lock()
-	a, err := c.jobs.m.AllocationInfo(req.JobID, caller(r))
-	c.mu.Unlock()
+	var a *msg.Allocation
+	_, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+		out, err := m.RefreshAlias(req.JobID, cl, now) // job_alloc_info's "TBD" refresh
+		if err != nil {
+			return out, err
+		}
+		a, err = m.AllocationInfo(req.JobID, caller(r))
+		return out, err
+	})
 	if err != nil {
 		return server.RC(slurmerr.Code(err))
 	}

@@ -91,10 +91,14 @@ func (m *Manager) requeued(j *Job, now int64) {
 
 func waitStatus(s int) syscall.WaitStatus { return syscall.WaitStatus(s) }
 
-// prologRunning reports a job whose PrologSlurmctld has not ended (the
-// only thing that makes a job CONFIGURING here): it is not ready and
-// gets no step yet.
+// prologRunning reports a job whose PrologSlurmctld has not ended or
+// whose nodes power up: it is CONFIGURING.
 func prologRunning(j *Job) bool { return j.State&msg.JobConfiguring != 0 }
+
+// prologCtldRunning is details->prolog_running: the job's PrologSlurmctld
+// runs now (not merely CONFIGURING while its nodes power up). Such a job
+// is not prolog-ready and gets no step.
+func (m *Manager) prologCtldRunning(j *Job) bool { return m.hooks.prolog[j.ID] }
 
 // epilogRunning reports a job whose EpilogSlurmctld has not ended: it
 // stays COMPLETING.

@@ -346,15 +346,17 @@ const (
 )
 
 // JobReady handles REQUEST_JOB_READY (srun/salloc polling, job_node_ready):
-// the job runs, its prolog is done, and its nodes are up
-// (select_p_job_ready: none powered down or still powering up).
-func (m *Manager) JobReady(id uint32, cl *Cluster) (uint32, error) {
+// the job runs, its PrologSlurmctld is not running (a job CONFIGURING
+// only while its nodes power up is prolog-ready), and its nodes are up
+// (select_p_job_ready: none powered down or still powering up). A ready
+// job whose CLOUD node addresses were not known yet gets them now.
+func (m *Manager) JobReady(id uint32, cl *Cluster, now int64) (uint32, Outcome, error) {
 	j := m.jobs[id]
 	if j == nil {
-		return 0, serr(slurmerr.ESLURM_INVALID_JOB_ID)
+		return 0, Outcome{}, serr(slurmerr.ESLURM_INVALID_JOB_ID)
 	}
 	rc := uint32(ReadyPrologState)
-	if prologRunning(j) {
+	if m.prologCtldRunning(j) {
 		rc = 0
 	}
 	if j.Running() {
@@ -366,5 +368,26 @@ func (m *Manager) JobReady(id uint32, cl *Cluster) (uint32, error) {
 			}
 		}
 	}
-	return rc, nil
+	if rc == ReadyNodeState|ReadyJobState|ReadyPrologState {
+		m.refreshAlias(j, cl, now)
+	}
+	out, err := m.finish(nil)
+	return rc, out, err
+}
+
+// RefreshAlias is job_alloc_info's refresh of a "TBD" alias list: once
+// the job's nodes are up and its PrologSlurmctld is done, the CLOUD
+// nodes' addresses go in.
+func (m *Manager) RefreshAlias(id uint32, cl *Cluster, now int64) (Outcome, error) {
+	if j := m.jobs[id]; j != nil && !j.Pending() && !j.Finished() && !m.prologCtldRunning(j) {
+		m.refreshAlias(j, cl, now)
+	}
+	return m.finish(nil)
+}
+
+func (m *Manager) refreshAlias(j *Job, cl *Cluster, now int64) {
+	if j.AliasList == "TBD" && cl != nil && nodesReady(j, cl) {
+		j.AliasList = aliasList(j, cl)
+		m.touch(j, now)
+	}
 }

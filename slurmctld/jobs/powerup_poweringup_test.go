@@ -57,7 +57,7 @@ func TestPowerUpWaitsForAllNodes(t *testing.T) {
 	if want := msg.JobRunning | msg.JobConfiguring | msg.JobPowerUpNode; j.State != want || j.BatchHost != "n1" {
 		t.Fatalf("state %#x batch host %s, want %#x on n1", j.State, j.BatchHost, want)
 	}
-	if rc, err := m.JobReady(id, cl); err != nil || rc&ReadyNodeState != 0 {
+	if rc, _, err := m.JobReady(id, cl, t0); err != nil || rc&ReadyNodeState != 0 {
 		t.Errorf("job ready %#x %v with n2 powered down", rc, err)
 	}
 	if out, _ := m.PowerUpReady(cl, t0+2); len(out.Actions) != 0 {
@@ -71,7 +71,7 @@ func TestPowerUpWaitsForAllNodes(t *testing.T) {
 	if j.State != msg.JobRunning || j.StartTime != t0+3 {
 		t.Errorf("state %#x start %d, want RUNNING from %d", j.State, j.StartTime, t0+3)
 	}
-	if rc, _ := m.JobReady(id, cl); rc&ReadyNodeState == 0 {
+	if rc, _, _ := m.JobReady(id, cl, t0); rc&ReadyNodeState == 0 {
 		t.Errorf("job ready %#x once its nodes are up", rc)
 	}
 }

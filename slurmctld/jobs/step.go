@@ -11,6 +11,7 @@ import (
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/msgtype"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
 // StepGrant is a created step whose credential is still to be signed.
@@ -60,7 +61,7 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 		return nil, Outcome{}, serr(slurmerr.ESLURM_JOB_PENDING)
 	case j.Finished() || j.IsCompleting():
 		return nil, Outcome{}, serr(slurmerr.ESLURM_ALREADY_DONE)
-	case prologRunning(j):
+	case m.prologCtldRunning(j):
 		return nil, Outcome{}, serr(slurmerr.ESLURM_PROLOG_RUNNING) // srun tries again
 	}
 	if req.NumTasks == 0 {
@@ -75,6 +76,12 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	}
 	// CPUs, cores and memory the job's other steps hold are not this
 	// step's: with too few left it waits (srun retries when woken).
+	if j.NextStepID == 0 && !firstStepNodesUp(j, cl) {
+		// _pick_step_nodes: the job's first step waits for nodes being
+		// powered up (or not responding) to answer.
+		j.addWaiter(req, now)
+		return nil, Outcome{}, serr(slurmerr.ESLURM_NODES_BUSY)
+	}
 	spec := m.specOf(j, cl, req, req.NumTasks)
 	use := m.use(j, cl)
 	ranks, code := m.pickStepNodes(j, cl, req, spec, use)
@@ -182,11 +189,48 @@ func (m *Manager) CreateStep(req *msg.StepCreateRequest, c Caller, cl *Cluster, 
 	if j.CPUBindType != NoVal16 {
 		resp.DefCPUBindType = uint32(j.CPUBindType)
 	}
-	out, err := m.finish(nil)
+	var actions []Action
+	if prologRunning(j) && j.Running() {
+		// The first step finds the nodes up before the tick does
+		// (PowerUpReady): it ends the configuration itself.
+		actions = m.stepConfigFini(j, cl, now)
+	}
+	out, err := m.finish(actions)
 	if err != nil {
 		return nil, out, err
 	}
 	return &StepGrant{Body: body, Resp: resp}, out, nil
+}
+
+// firstStepNodesUp is _pick_step_nodes' test for a job's first step:
+// none of its nodes is powered down, powering up, FUTURE or not
+// responding.
+func firstStepNodesUp(j *Job, cl *Cluster) bool {
+	for _, i := range j.NodeIdx {
+		if nodeState(cl, i)&(sched.NodePoweredDown|sched.NodeFuture|sched.NodeNoRespond) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stepConfigFini is job_config_fini called from _pick_step_nodes: the
+// job leaves CONFIGURING (a powered-up one gets its start time reset and
+// its CLOUD addresses) and the PrologFlags=Alloc prolog is sent; unlike
+// job_time_limit's, no batch script is launched here.
+func (m *Manager) stepConfigFini(j *Job, cl *Cluster, now int64) []Action {
+	m.logf(slog.LevelInfo, "_pick_step_nodes: Configuration for %s is complete", jobIDString(j))
+	j.State &^= msg.JobConfiguring
+	if j.State&msg.JobPowerUpNode != 0 {
+		m.powerUpFini(j, cl, now)
+	} else {
+		if delta := now - j.StartTime; delta != 0 && m.timeLimit(j, cl) != Infinite {
+			j.EndTime = now + m.limitSeconds(j, cl)
+		}
+		m.refreshAlias(j, cl, now)
+		m.touch(j, now)
+	}
+	return m.launchProlog(j, cl, now)
 }
 
 // Task distributions (task_dist_states).
