@@ -274,11 +274,18 @@ func (c *Controller) ApplyKeptHardware(nodes []sched.Node) {
 // configuration read again. It reports whether power-saving flags were
 // cleared (no SuspendProgram and ResumeProgram any more).
 func restoreNode(n, o *Node, powerSave bool) (cleared bool) {
-	confDown, confDrain := n.IsDown(), n.IsDrain()
+	confDown, confDrain, confCloud := n.IsDown(), n.IsDrain(), n.Has(msg.NodeStateCloud)
 	if o.IsFuture() && !n.IsFuture() {
 		n.State = n.State&msg.NodeStateBase | o.State&^msg.NodeStateBase
+		if confCloud {
+			// A FUTURE node was not up: as CLOUD it is powered down.
+			n.State |= msg.NodeStatePoweredDown
+		}
 	} else {
 		n.State = o.State
+	}
+	if confCloud {
+		n.State |= msg.NodeStateCloud
 	}
 	if confDown {
 		n.State = n.State&^msg.NodeStateBase | msg.NodeStateDown
