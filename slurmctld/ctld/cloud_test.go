@@ -149,3 +149,29 @@ func TestNodeInfoSingleHiddenNoRecord(t *testing.T) {
 		}
 	}
 }
+
+// Without node_reg_mem_percent a CLOUD node may register 90% of its
+// RealMemory (DEFAULT_CLOUD_REG_MEM_PERCENT), others 100%; the
+// parameter, when set, applies to both.
+func TestRegistrationCloudMemPercent(t *testing.T) {
+	const cloud = "NodeName=c1 CPUs=4 RealMemory=1000 TmpDisk=100 State=CLOUD\nPartitionName=cloud Nodes=c1\n"
+	for _, tc := range []struct {
+		extra  string
+		name   string
+		mem    uint64
+		reason string
+	}{
+		{cloud, "c1", 950, ""},
+		{cloud, "c1", 850, "Low RealMemory (reported:850 < 90.00% of configured:1000)"},
+		{cloud, "n1", 950, "Low RealMemory (reported:950 < 100.00% of configured:1000)"},
+		{"SlurmctldParameters=node_reg_mem_percent=100\n" + cloud, "c1", 950, "Low RealMemory (reported:950 < 100.00% of configured:1000)"},
+	} {
+		c, _ := newTestController(t, tc.extra)
+		if _, err := c.ValidateRegistration(reg(tc.name, 4, tc.mem, 100), 0x2600); err != nil {
+			t.Fatal(err)
+		}
+		if n := node(c, tc.name); n.Reason != tc.reason {
+			t.Errorf("%s with %d MB: reason %q, want %q", tc.name, tc.mem, n.Reason, tc.reason)
+		}
+	}
+}

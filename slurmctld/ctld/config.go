@@ -30,9 +30,10 @@ type Config struct {
 	// ConfigOverrides is SlurmdParameters=config_overrides: registrations
 	// are not checked against the configured resources.
 	ConfigOverrides bool
-	// NodeRegMemPercent is SlurmctldParameters=node_reg_mem_percent (100
-	// when unset): a node reporting less than this share of its configured
-	// RealMemory is invalid.
+	// NodeRegMemPercent is SlurmctldParameters=node_reg_mem_percent (-1
+	// when unset: 90 for CLOUD nodes, 100 for others, regMemPercent): a
+	// node reporting less than this share of its configured RealMemory
+	// is invalid.
 	NodeRegMemPercent float64
 	ReturnToService   uint16
 	SelectPlugin      msg.SelectPlugin
@@ -74,7 +75,7 @@ func NewConfig(c *conf.Config, path string) (*Config, error) {
 		SlurmdTimeout:     secs(uint32(c.SlurmdTimeout)),
 		TreeWidth:         int(c.TreeWidth),
 		ConfigOverrides:   c.SlurmdParameters.Has("config_overrides"),
-		NodeRegMemPercent: 100,
+		NodeRegMemPercent: -1,
 		ReturnToService:   c.ReturnToService,
 		HashVal:           noVal,
 	}

@@ -172,7 +172,7 @@ func (c *Controller) validateNodeSpecs(reg *msg.NodeRegistration, protoVersion u
 			c.log.Debug(fmt.Sprintf("Node %s has low cpu count (%d < %d)", n.Name, reg.CPUs, n.CPUs))
 			reasons = append(reasons, "Low CPUs")
 		}
-		pct := cfg.NodeRegMemPercent
+		pct := regMemPercent(cfg, n)
 		if n.RealMemory != 0 && float64(reg.RealMemory)/float64(n.RealMemory)*100 < pct {
 			c.log.Debug(fmt.Sprintf("Node %s has low real_memory size (%d / %d) < %.2f%%", n.Name, reg.RealMemory, n.RealMemory, pct))
 			reasons = append(reasons, fmt.Sprintf("Low RealMemory (reported:%d < %.2f%% of configured:%d)", reg.RealMemory, pct, n.RealMemory))
@@ -309,6 +309,21 @@ func (c *Controller) drainNode(n *Node, reason string, uid uint32, now int64) {
 	c.trigNodeDrained(n)
 	if n.Reason == "" || strings.HasPrefix(n.Reason, "Not responding") {
 		n.Reason, n.ReasonTime, n.ReasonUID = reason, now, uid
+	}
+}
+
+// regMemPercent is node_reg_mem_percent, or without it
+// DEFAULT_CLOUD_REG_MEM_PERCENT for a CLOUD node (a cloud instance's
+// memory is seldom exactly what was configured) and
+// DEFAULT_NODE_REG_MEM_PERCENT for others.
+func regMemPercent(cfg *Config, n *Node) float64 {
+	switch {
+	case cfg.NodeRegMemPercent != -1:
+		return cfg.NodeRegMemPercent
+	case n.Has(msg.NodeStateCloud):
+		return 90
+	default:
+		return 100
 	}
 }
 
