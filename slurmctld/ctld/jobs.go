@@ -276,6 +276,15 @@ func (c *Controller) downNodesWithJobs() []string {
 // The returned outcome's actions are still to be carried out.
 func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error)) (jobs.Outcome, error) {
 	c.mu.Lock()
+	done := c.jobOpLocked(f)
+	c.mu.Unlock()
+	return done(ctx)
+}
+
+// jobOpLocked is jobOp's part under the lock, for a caller that holds it
+// for more; done, called once the lock is released, runs the scripts,
+// logs and waits for the journal.
+func (c *Controller) jobOpLocked(f func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error)) (done func(context.Context) (jobs.Outcome, error)) {
 	now := c.now().Unix()
 	cl, err := c.jobCluster()
 	var out jobs.Outcome
@@ -285,18 +294,19 @@ func (c *Controller) jobOp(ctx context.Context, f func(m *jobs.Manager, cl *jobs
 	}
 	logs := c.jobs.m.TakeLogs()
 	scripts := c.jobs.m.TakeScripts(cl)
-	c.mu.Unlock()
-	c.runScripts(scripts) // MailProg, PrologSlurmctld, ... (scripts.go)
-	for _, l := range logs {
-		c.log.Log(context.Background(), l.Level, l.Msg)
-	}
-	if werr := out.Wait(ctx); werr != nil {
-		c.log.Error(fmt.Sprintf("job state save failed: %v", werr))
-		if err == nil {
-			err = slurmerr.Error{Code: slurmerr.SLURM_ERROR}
+	return func(ctx context.Context) (jobs.Outcome, error) {
+		c.runScripts(scripts) // MailProg, PrologSlurmctld, ... (scripts.go)
+		for _, l := range logs {
+			c.log.Log(context.Background(), l.Level, l.Msg)
 		}
+		if werr := out.Wait(ctx); werr != nil {
+			c.log.Error(fmt.Sprintf("job state save failed: %v", werr))
+			if err == nil {
+				err = slurmerr.Error{Code: slurmerr.SLURM_ERROR}
+			}
+		}
+		return out, err
 	}
-	return out, err
 }
 
 // reply builds the answer of a job RPC: the error's code, or ok(); the
@@ -920,32 +930,30 @@ func (c *Controller) killOnDownNodes(m *jobs.Manager, cl *jobs.Cluster, now int6
 	return nil
 }
 
-// settleDownNodes does at once what the job tick would do a moment later
-// for nodes an update set DOWN: 22.05 kills their jobs, and lets the jobs
-// completing on them go, within the update, so that the reply comes
-// after it.
-func (c *Controller) settleDownNodes(ctx context.Context) {
-	if c.jobs == nil {
-		return
+// settleDownNodesLocked does at once what the job tick would do a moment
+// later for nodes an update set DOWN: 22.05 kills their jobs, and lets the
+// jobs completing on them go, within the update and under the same lock
+// hold. Called under the lock; the function it returns (nil when there
+// is nothing to do) finishes the work once the lock is released.
+func (c *Controller) settleDownNodesLocked() func(context.Context) {
+	if c.jobs == nil || (len(c.downNodesWithJobs()) == 0 && len(c.powerKill) == 0) {
+		return nil
 	}
-	c.mu.RLock()
-	none := len(c.downNodesWithJobs()) == 0 && len(c.powerKill) == 0
-	c.mu.RUnlock()
-	if none {
-		return
-	}
-	out, err := c.jobOp(ctx, func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
+	done := c.jobOpLocked(func(m *jobs.Manager, cl *jobs.Cluster, now int64) (jobs.Outcome, error) {
 		var all jobs.Outcome
 		err := c.killOnDownNodes(m, cl, now, &all)
 		return all, err
 	})
-	if err != nil {
-		c.log.Error(fmt.Sprintf("down node jobs: %v", err))
+	return func(ctx context.Context) {
+		out, err := done(ctx)
+		if err != nil {
+			c.log.Error(fmt.Sprintf("down node jobs: %v", err))
+		}
+		if len(out.Actions) > 0 {
+			c.kickScheduler()
+		}
+		c.spawnActions(out.Actions)
 	}
-	if len(out.Actions) > 0 {
-		c.kickScheduler()
-	}
-	c.spawnActions(out.Actions)
 }
 
 // snapshot writes the job table to the state store when the journal grew

@@ -24,8 +24,10 @@ func (c *Controller) rpcUpdateNode(ctx context.Context, r *server.Request) *serv
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(slurmerr.ESLURM_USER_ID_MISSING)))
 		return server.RC(slurmerr.ESLURM_USER_ID_MISSING)
 	}
-	rc, up := c.UpdateNode(req, r.Identity.UID)
-	c.settleDownNodes(ctx) // jobs.go
+	rc, up, settle := c.updateNode(req, r.Identity.UID)
+	if settle != nil {
+		settle(ctx)
+	}
 	if rc != 0 {
 		c.log.Info(fmt.Sprintf("_slurm_rpc_update_node for %s: %s", req.NodeNames.Value, slurmerr.Message(rc)))
 	}
@@ -48,9 +50,21 @@ func (c *Controller) rpcUpdateNode(ctx context.Context, r *server.Request) *serv
 // and the nodes that became available. As in 22.05 the nodes are changed
 // one after the other; an unknown node stops the update there.
 func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []string) {
+	rc, up, settle := c.updateNode(req, uid)
+	if settle != nil {
+		settle(context.Background())
+	}
+	return rc, up
+}
+
+// updateNode is UpdateNode; the jobs on nodes it set DOWN are killed
+// before it releases the lock (as update_node's kill_running_job_by_node_name),
+// so that no other update in between (a resume) leaves them running.
+// settle, when not nil, does the rest outside the lock.
+func (c *Controller) updateNode(req *msg.UpdateNodeRequest, uid uint32) (rc int, up []string, settle func(context.Context)) {
 	if !req.NodeNames.Valid {
 		c.log.Info("update_node: invalid node name")
-		return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+		return slurmerr.ESLURM_INVALID_NODE_NAME, nil, nil
 	}
 	for _, unsupported := range []struct {
 		set  bool
@@ -60,16 +74,19 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 	} {
 		if unsupported.set {
 			c.log.Error(fmt.Sprintf("update_node: changing %s is not supported by goslurm's slurmctld", unsupported.what))
-			return slurmerr.ESLURM_NOT_SUPPORTED, nil
+			return slurmerr.ESLURM_NOT_SUPPORTED, nil, nil
 		}
 	}
 	names, err := expandNodeSpec(req.NodeNames.Value)
 	if err != nil || len(names) == 0 {
 		c.log.Info(fmt.Sprintf("update_node: expansion of node specification '%s' resulted in zero nodes", req.NodeNames.Value))
-		return slurmerr.ESLURM_INVALID_NODE_NAME, nil
+		return slurmerr.ESLURM_INVALID_NODE_NAME, nil, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer func() {
+		settle = c.settleDownNodesLocked() // jobs.go
+		c.mu.Unlock()
+	}()
 	if strings.EqualFold(req.NodeNames.Value, "ALL") {
 		names = names[:0]
 		for _, n := range c.nodes {
@@ -77,8 +94,6 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 		}
 	}
 	now := c.now().Unix()
-	rc := 0
-	var up []string
 	// A features request found invalid is dropped for the remaining nodes
 	// too (22.05 frees it in the request).
 	feat, featAct := req.Features, req.FeaturesAct
@@ -175,7 +190,7 @@ func (c *Controller) UpdateNode(req *msg.UpdateNodeRequest, uid uint32) (int, []
 		}
 		c.log.Info(fmt.Sprintf("_update_node_weight: nodes %s weight set to: %d", req.NodeNames.Value, req.Weight))
 	}
-	return rc, up
+	return rc, up, nil
 }
 
 // expandNodeSpec expands a node specification; "ALL" is resolved by the
