@@ -26,17 +26,10 @@ func (c *Controller) encode(t msgtype.Type, body any) ([]byte, error) {
 	return w.Bytes(), nil
 }
 
-// broadcast sends a message to every node that is not DOWN or FUTURE
+// broadcast sends a message to every node broadcastNodes names
 // (msg_to_slurmd), through forwarding trees, and logs the failures.
 func (c *Controller) broadcast(t msgtype.Type, body any) {
-	var nodes []string
-	c.View(func(ns []*Node, _ []*Partition) {
-		for _, n := range ns {
-			if !n.IsFuture() && !(n.IsDown() && n.IsNoRespond()) {
-				nodes = append(nodes, n.Name)
-			}
-		}
-	})
+	nodes := c.broadcastNodes()
 	if len(nodes) == 0 {
 		return
 	}
@@ -58,6 +51,25 @@ func (c *Controller) broadcast(t msgtype.Type, body any) {
 			c.log.Debug(fmt.Sprintf("agent/is_node_resp: node:%s RPC:%s : %s", r.Node, t, r))
 		}
 	}
+}
+
+// broadcastNodes are the nodes a broadcast goes to: not FUTURE, not DOWN
+// and not responding, and not a CLOUD node powered down or powering down
+// (there is no slurmd to answer: msg_to_slurmd, push_reconfig_to_slurmd).
+func (c *Controller) broadcastNodes() []string {
+	var nodes []string
+	c.View(func(ns []*Node, _ []*Partition) {
+		for _, n := range ns {
+			if n.IsFuture() || (n.IsDown() && n.IsNoRespond()) {
+				continue
+			}
+			if n.Has(msg.NodeStateCloud) && (n.Has(msg.NodeStatePoweredDown) || n.Has(msg.NodeStatePoweringDown)) {
+				continue
+			}
+			nodes = append(nodes, n.Name)
+		}
+	})
+	return nodes
 }
 
 // ReconfigureNodes tells every slurmd to read its configuration again

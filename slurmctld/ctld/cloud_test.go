@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/goslurm/goslurm/credential/auth"
@@ -173,5 +174,22 @@ func TestRegistrationCloudMemPercent(t *testing.T) {
 		if n := node(c, tc.name); n.Reason != tc.reason {
 			t.Errorf("%s with %d MB: reason %q, want %q", tc.name, tc.mem, n.Reason, tc.reason)
 		}
+	}
+}
+
+// REQUEST_RECONFIGURE and REQUEST_SHUTDOWN skip a CLOUD node powered down
+// or powering down; one powering up, and other nodes powered down, get
+// them.
+func TestBroadcastSkipsPoweredDownCloud(t *testing.T) {
+	c, _ := newTestController(t, "NodeName=c[1-3] CPUs=2 RealMemory=500 State=CLOUD\nPartitionName=cloud Nodes=c[1-3]\n")
+	c.mu.Lock()
+	node := func(name string) *Node { return c.nodeIndex[name] }
+	node("c2").State = msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweringDown
+	node("c3").State = msg.NodeStateIdle | msg.NodeStateCloud | msg.NodeStatePoweringUp
+	node("n1").State |= msg.NodeStatePoweredDown
+	c.mu.Unlock()
+	got := strings.Join(c.broadcastNodes(), ",")
+	if strings.Contains(got, "c1") || strings.Contains(got, "c2") || !strings.Contains(got, "c3") || !strings.Contains(got, "n1") {
+		t.Errorf("broadcast to %s", got)
 	}
 }
