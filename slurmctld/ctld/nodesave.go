@@ -230,6 +230,8 @@ func (c *Controller) RecoverFull(st *SavedState) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	powerSave := c.cfg.Conf.SuspendProgram != "" && c.cfg.Conf.ResumeProgram != ""
+	var cleared []string
 	for i := range st.Nodes {
 		s := &st.Nodes[i]
 		n := c.nodeIndex[s.Name]
@@ -238,6 +240,13 @@ func (c *Controller) RecoverFull(st *SavedState) {
 			continue
 		}
 		n.State = s.State
+		// Without power saving nothing will resume or suspend the node:
+		// its power flags go (load_all_node_state).
+		const power = msg.NodeStatePoweredDown | msg.NodeStatePoweringDown | msg.NodeStatePoweringUp
+		if !powerSave && n.State&power != 0 {
+			n.State &^= power
+			cleared = append(cleared, n.Name)
+		}
 		restoreReboot(n, s)
 		n.Reason, n.ReasonTime, n.ReasonUID = s.Reason, s.ReasonTime, s.ReasonUID
 		n.Comment, n.Extra, n.CPUBind = s.Comment, s.Extra, s.CPUBind
@@ -246,6 +255,9 @@ func (c *Controller) RecoverFull(st *SavedState) {
 		}
 		n.setFeatures(s.Features, s.FeaturesAct)
 		n.actEmpty = s.FeaturesActEmpty && s.FeaturesAct == ""
+	}
+	if len(cleared) > 0 {
+		c.log.Info("Cleared POWER_SAVE flag from nodes " + hostlist.Compress(cleared))
 	}
 	for _, sp := range st.Partitions {
 		c.restorePartition(sp)

@@ -396,3 +396,30 @@ func BenchmarkSavedState(b *testing.B) {
 		}
 	}
 }
+
+// -R without power saving drops the saved power flags (nothing would
+// resume the node); with it they stay.
+func TestRecoverFullPowerFlags(t *testing.T) {
+	const ps = "SuspendProgram=/bin/true\nResumeProgram=/bin/true\n"
+	for _, extra := range []string{"", ps} {
+		src, _ := newTestController(t, ps)
+		src.mu.Lock()
+		src.nodeIndex["n1"].State = msg.NodeStateIdle | msg.NodeStatePoweredDown
+		src.nodeIndex["n2"].State = msg.NodeStateIdle | msg.NodeStatePoweringUp | msg.NodeStateNoRespond
+		st := src.savedState()
+		src.mu.Unlock()
+		c, _ := newTestController(t, extra)
+		c.RecoverFull(&st)
+		for name, want := range map[string]uint32{
+			"n1": msg.NodeStateIdle | msg.NodeStatePoweredDown,
+			"n2": msg.NodeStateIdle | msg.NodeStatePoweringUp | msg.NodeStateNoRespond,
+		} {
+			if extra == "" {
+				want &^= msg.NodeStatePoweredDown | msg.NodeStatePoweringUp
+			}
+			if got := node(c, name).State; got != want {
+				t.Errorf("power save %v: %s state %#x, want %#x", extra != "", name, got, want)
+			}
+		}
+	}
+}
