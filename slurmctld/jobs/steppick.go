@@ -1,9 +1,12 @@
 package jobs
 
 import (
+	"slices"
+
 	"github.com/goslurm/goslurm/hostlist"
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
 // Step node selection (step_mgr's _pick_step_nodes). Sets of nodes are
@@ -47,6 +50,13 @@ func (m *Manager) pickStepNodes(j *Job, cl *Cluster, req *msg.StepCreateRequest,
 	for k := range avail {
 		avail[k] = true
 	}
+	// Nodes of the job that are DOWN take no step (up_node_bitmap);
+	// NOT_RESPONDING, drained or powered down ones are still up.
+	for k := range n {
+		if node := nodeOf(j, cl, k); node != nil && !stepNodeUp(node) {
+			avail[k] = false
+		}
+	}
 	nodeList := strOf(req.NodeList)
 	if exc := strOf(req.ExcNodes); exc != "" {
 		excl, ok := clusterNodeNames(cl, exc)
@@ -67,6 +77,25 @@ func (m *Manager) pickStepNodes(j *Job, cl *Cluster, req *msg.StepCreateRequest,
 				if excl[name] {
 					return nil, slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 				}
+			}
+		}
+	}
+	if feat := strOf(req.Features); feat != "" && feat != j.Features {
+		// One feature name, matched as is against the nodes' active
+		// features ("a&b" matches none); the job's own constraint is
+		// no step constraint. No node left makes the step wait below.
+		for k := range n {
+			if node := nodeOf(j, cl, k); node == nil || !slices.Contains(node.Features, feat) {
+				avail[k] = false
+			}
+		}
+	}
+	if j.NextStepID == 0 {
+		// The job's first step waits for nodes still booting or
+		// silent (the job's nodes may have been powered down).
+		for k := range n {
+			if node := nodeOf(j, cl, k); node != nil && node.State&(sched.NodePoweredDown|sched.NodeFuture|sched.NodeNoRespond) != 0 {
+				return nil, slurmerr.ESLURM_NODES_BUSY
 			}
 		}
 	}
@@ -240,7 +269,7 @@ func (m *Manager) pickStepNodes(j *Job, cl *Cluster, req *msg.StepCreateRequest,
 			case memBlockedCPUs > 0 || int(minNodes) <= pickable+memBlockedNodes+jobBlockedNodes:
 				return slurmerr.ESLURM_NODES_BUSY
 			}
-			return slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+			return downCode(j, cl)
 		}
 		needed := int(minNodes) - pickedCnt
 		if idleCnt := countOf(idle); needed > 0 && idleCnt >= needed {
@@ -297,10 +326,32 @@ func (m *Manager) pickStepNodes(j *Job, cl *Cluster, req *msg.StepCreateRequest,
 			if int(cpuCount) <= int(cpus)+memBlockedCPUs+jobBlockedCPUs {
 				return nil, slurmerr.ESLURM_NODES_BUSY
 			}
-			return nil, slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+			return nil, downCode(j, cl)
 		}
 	}
 	return ranksOf(picked), 0
+}
+
+// stepNodeUp is whether a node is in up_node_bitmap: any state but DOWN.
+func stepNodeUp(node *sched.Node) bool { return node.State&sched.NodeDown == 0 }
+
+// downCode is the refusal of a step the job's nodes cannot hold: with a
+// node of the job DOWN, ESLURM_NODE_NOT_AVAIL when every such node is
+// also NOT_RESPONDING, else ESLURM_NODES_BUSY (the step waits: the node
+// may come back); with none, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE.
+func downCode(j *Job, cl *Cluster) int {
+	code := slurmerr.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+	for k := range j.Nodes {
+		node := nodeOf(j, cl, k)
+		if node == nil || stepNodeUp(node) {
+			continue
+		}
+		if node.State&sched.NodeNoRespond == 0 {
+			return slurmerr.ESLURM_NODES_BUSY
+		}
+		code = slurmerr.ESLURM_NODE_NOT_AVAIL
+	}
+	return code
 }
 
 // stepCPUsByThreads is the step's CPU count in whole cores' CPUs when it
