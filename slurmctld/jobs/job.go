@@ -319,6 +319,11 @@ type Step struct {
 	// REQUEST_STEP_COMPLETE.
 	Done   []bool
 	ExitRC uint32
+	// OOMKill: slurmd cancelled the step over the job's memory limit
+	// (KILL_OOM) and ExitRC became SIG_OOM before any node reported:
+	// the step counts that, not NO_VAL, if none ever does. The first
+	// report still sets the code outright, as in _step_partial_comp.
+	OOMKill bool `json:",omitempty"`
 	// TimedOut: the step reached its time limit and its nodes were told
 	// to kill it (REQUEST_KILL_TIMELIMIT); it shows TIMEOUT until they
 	// report it complete, and is not killed again.

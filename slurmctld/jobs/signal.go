@@ -168,7 +168,7 @@ func (m *Manager) killStep(req *msg.JobStepKillRequest, c Caller) (Outcome, erro
 		if req.StepID.StepID == msg.StepIDBatch {
 			a, err = m.signalBatchStep(t.job, req.Signal)
 		} else {
-			a, err = m.signalStep(t.job, req.StepID, req.Signal)
+			a, err = m.signalStep(t.job, req.StepID, req.Signal, req.Flags)
 		}
 		if err != nil {
 			firstErr = keepFirst(firstErr, err)

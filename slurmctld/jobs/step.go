@@ -341,7 +341,7 @@ func (j *Job) foldStepExit(st *Step) {
 		return
 	}
 	rc := st.ExitRC
-	if !st.reported() {
+	if !st.reported() && !st.OOMKill {
 		rc = NoVal
 	}
 	if rc == sigOOM || rc > j.DerivedEC {
@@ -431,7 +431,9 @@ func (m *Manager) StepComplete(req *msg.StepComplete, c Caller, now int64) (Outc
 // complete (srun_step_complete), so srun does not wait on tasks that the
 // node will no longer report. Slurm records the killer's uid on the step
 // for accounting only; goslurm keeps no accounting records of steps.
-func (m *Manager) signalStep(j *Job, key msg.StepID, sig uint16) ([]Action, error) {
+// KILL_OOM (slurmd's cancel over the job's memory limit) sets the
+// step's exit code to SIG_OOM.
+func (m *Manager) signalStep(j *Job, key msg.StepID, sig, flags uint16) ([]Action, error) {
 	if j.Finished() {
 		return nil, serr(slurmerr.ESLURM_ALREADY_DONE)
 	}
@@ -447,6 +449,11 @@ func (m *Manager) signalStep(j *Job, key msg.StepID, sig uint16) ([]Action, erro
 			continue
 		}
 		found = true
+		if flags&msg.KillOOM != 0 {
+			st.ExitRC, st.OOMKill = sigOOM, true
+			// Journaled for a restart; real changes no update time.
+			m.pending = append(m.pending, record{kind: recUpdate, job: j})
+		}
 		id := st.sid(j.ID)
 		if sig == sigKill && st.Host != "" && st.Port != 0 {
 			out = append(out, SrunMessage{JobID: j.ID, Host: st.Host, Port: st.Port, UID: j.UserID,

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/goslurm/goslurm/protocol/msg"
@@ -143,5 +144,75 @@ func TestShrinkStepCountsInDerivedExit(t *testing.T) {
 	}
 	if len(j.Steps) != 0 || j.DerivedEC != 9 {
 		t.Errorf("steps %d, DerivedEC %#x, want none and 9", len(j.Steps), j.DerivedEC)
+	}
+}
+
+// slurmd's cancel of a step over the job's memory limit
+// (REQUEST_CANCEL_JOB_STEP with KILL_OOM) makes the step's code SIG_OOM
+// (_step_signal): a step none of whose nodes then reports counts that
+// in the derived exit code, not NO_VAL; a node's first report still
+// sets the code outright.
+func TestStepKillOOMDerivedExit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flags  uint16
+		report bool // node 1 reports rc 9 after the cancel
+		want   uint32
+	}{
+		{"KILL_OOM, no report", msg.KillOOM, false, sigOOM},
+		{"plain cancel, no report", 0, false, NoVal},
+		{"KILL_OOM, then a report", msg.KillOOM, true, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := testCluster()
+			m := newTestManager(nil)
+			d := batchDesc(alice)
+			d.MinNodes = 2
+			id := mustSubmit(t, m, cl, d, alice, t0)
+			mustSchedule(t, m, cl, t0)
+			r := oneTaskStep(id, alice.UID)
+			r.MinNodes, r.MaxNodes, r.NumTasks = 2, 2, 2
+			if _, _, err := m.CreateStep(r, alice, cl, t0+1); err != nil {
+				t.Fatal(err)
+			}
+			k := &msg.JobStepKillRequest{StepID: msg.StepID{JobID: id, StepID: 0, StepHetComp: NoVal}, Signal: sigKill, Flags: tc.flags}
+			if _, err := m.Kill(k, root, cl, t0+2); err != nil {
+				t.Fatal(err)
+			}
+			if tc.report {
+				stepEnd(t, m, id, 0, 1, 1, 9, t0+2)
+			}
+			finishJob(t, m, cl, id, 0, t0+3)
+			if j := m.Job(id); j.Steps != nil || j.DerivedEC != tc.want {
+				t.Errorf("%d steps left, DerivedEC %#x, want %#x", len(j.Steps), j.DerivedEC, tc.want)
+			}
+		})
+	}
+}
+
+// The SIG_OOM mark survives a controller restart.
+func TestStepKillOOMKeptOverRestart(t *testing.T) {
+	cl := testCluster()
+	m := newTestManager(nil)
+	id := mustSubmit(t, m, cl, batchDesc(alice), alice, t0)
+	mustSchedule(t, m, cl, t0)
+	if _, _, err := m.CreateStep(oneTaskStep(id, alice.UID), alice, cl, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	k := &msg.JobStepKillRequest{StepID: msg.StepID{JobID: id, StepID: 0, StepHetComp: NoVal}, Signal: sigKill, Flags: msg.KillOOM}
+	if _, err := m.Kill(k, root, cl, t0+2); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	n := newTestManager(nil)
+	if err := n.LoadSnapshot(1, &buf); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, n, cl, id, 0, t0+3)
+	if ec := n.Job(id).DerivedEC; ec != sigOOM {
+		t.Errorf("DerivedEC %#x after restart, want SIG_OOM", ec)
 	}
 }

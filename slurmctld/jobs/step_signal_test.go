@@ -104,7 +104,7 @@ func TestKillStepJobState(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &Job{ID: 5, State: tc.state, Steps: []*Step{{ID: 0, Nodes: []string{"n1"}}}}
 			m := newTestManager(nil)
-			if _, err := m.signalStep(j, msg.StepID{StepID: 0, StepHetComp: NoVal}, sigKill); code(err) != tc.want {
+			if _, err := m.signalStep(j, msg.StepID{StepID: 0, StepHetComp: NoVal}, sigKill, 0); code(err) != tc.want {
 				t.Fatalf("err %v, want code %d", err, tc.want)
 			}
 		})
