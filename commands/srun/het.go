@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"os/user"
@@ -9,11 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/goslurm/goslurm/commands/internal/jobopt"
 	"github.com/goslurm/goslurm/commands/internal/launch"
 	"github.com/goslurm/goslurm/hostlist"
+	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/pack"
 )
 
@@ -157,10 +161,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 			}
 		}
 	}
-	if jobID == 0 {
-		s.log.Errorf("heterogeneous job allocation is not supported by goslurm's srun yet: run it inside an allocation (salloc or sbatch)")
-		return s.errorExit, nil
-	}
+	submitLine := strings.Join(args, " ")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 8)
@@ -168,12 +169,35 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT, syscall.SIGALRM)
 	defer signal.Stop(sigs)
 
-	allocs, err := ctl.ExistingAllocations(ctx, jobID)
+	var allocs []*launch.Allocation
+	var err error
+	if jobID == 0 {
+		// srun's own het job: a job component per part.
+		allocs, err = s.allocateHet(ctx, ctl, comps, submitLine, sigs)
+		if err != nil {
+			return s.errorExit, nil
+		}
+		defer allocs[0].Close()
+		code, rc := s.runHetStep(ctx, ctl, comps, allocs, submitLine, sigs)
+		if err := allocs[0].Release(context.Background(), rc); err != nil {
+			s.log.Debugf("complete job allocation: %s", launch.Strerror(err))
+		}
+		return code, nil
+	}
+	allocs, err = ctl.ExistingAllocations(ctx, jobID)
 	if err != nil {
 		s.log.Errorf("Unable to confirm allocation for job %d: %s", jobID, launch.Strerror(err))
 		s.log.Infof("Check SLURM_JOB_ID environment variable. Expired or invalid job %d", jobID)
 		return s.errorExit, nil
 	}
+	code, _ = s.runHetStep(ctx, ctl, comps, allocs, submitLine, sigs)
+	return code, nil
+}
+
+// runHetStep creates and runs the het step of comps in allocs (a het
+// job's components, or one plain allocation for a local het step) and
+// returns srun's exit code.
+func (s *srun) runHetStep(ctx context.Context, ctl *launch.Ctl, comps []*hetComp, allocs []*launch.Allocation, submitLine string, sigs chan os.Signal) (int, uint32) {
 	maxGroup := 0
 	for _, c := range comps {
 		maxGroup = max(maxGroup, c.group)
@@ -182,12 +206,12 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	if maxGroup > len(allocs)-1 && len(comps) == 1 {
 		// One set of options is never a local het step.
 		s.log.Errorf("Requested het-group offset exceeds highest hetjob index (%d > %d)", maxGroup, len(allocs)-1)
-		return s.errorExit, nil
+		return s.errorExit, 1 << 8
 	}
 	if maxGroup > len(allocs)-1 {
 		if len(allocs) != 1 {
 			s.log.Errorf("Attempt to run a job step with het group value of %d, but the job allocation has maximum value of %d", maxGroup, len(allocs)-1)
-			return 1, nil
+			return 1, 1 << 8
 		}
 		localStep = true
 	}
@@ -208,7 +232,6 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	if len(allocs) > 1 {
 		hetJobID = allocs[0].JobID
 	}
-	submitLine := strings.Join(args, " ")
 	// Create the steps: the first gets the step id, the others ask for it.
 	stepID := uint32(pack.NoVal)
 	var used []string
@@ -237,7 +260,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 			left := len(all) - len(used)
 			if c.o.MinNodes > left || left <= 0 {
 				s.log.Errorf("Allocation failure of %d nodes: job size of %d, already allocated %d nodes to previous components.", max(c.o.MinNodes, 1), len(all), len(used))
-				return cancelCreated(), nil
+				return cancelCreated(), 1 << 8
 			}
 			ex := append([]string(nil), used...)
 			if c.o.Exclude != "" {
@@ -257,7 +280,7 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 		st, err := ctl.CreateHetStep(ctx, c.alloc.JobID, req, stepID, comp)
 		if err != nil {
 			s.log.Errorf("Unable to create step for job %d: %s", c.alloc.JobID, launch.Strerror(err))
-			return cancelCreated(), nil
+			return cancelCreated(), 1 << 8
 		}
 		c.step = st
 		if stepID == pack.NoVal {
@@ -328,7 +351,110 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	for _, r := range rcs {
 		rc = max(rc, r)
 	}
-	return launch.ExitCode(rc), nil
+	return launch.ExitCode(rc), rc
+}
+
+// allocateHet is allocate_het_job_nodes: srun's own het job, a job
+// component per component of the command line. The components' node
+// counts become what was granted, and srun's environment gets each
+// component's variables (_set_env_vars, _set_env_vars2), which the
+// tasks inherit.
+func (s *srun) allocateHet(ctx context.Context, ctl *launch.Ctl, comps []*hetComp, submitLine string, sigs chan os.Signal) ([]*launch.Allocation, error) {
+	var descs []*msg.JobDesc
+	for _, c := range comps {
+		if c.sopt.relative >= 0 {
+			s.log.Fatalf("--relative option invalid for job allocation request")
+			return nil, errors.New("relative")
+		}
+		if c.sopt.hetGroup != "" {
+			// A het group names a component of an existing het job.
+			s.log.Errorf("--het-group outside a heterogeneous job allocation is not supported by goslurm's srun yet")
+			return nil, errors.New("het-group")
+		}
+		s.sopt = c.sopt
+		d, err := s.jobDesc(ctl, c.o, c.argv, submitLine)
+		if err != nil {
+			s.log.Errorf("%v", err)
+			return nil, err
+		}
+		descs = append(descs, d)
+	}
+	s.sopt = comps[0].sopt
+	// srun's own SLURM_JOB_NAME: -J of the last part, else its program.
+	last := comps[len(comps)-1]
+	if last.o.SetBy('J') == jobopt.FromCLI && last.o.JobName != nil {
+		s.env.Set("SLURM_JOB_NAME", *last.o.JobName, true)
+	} else if last.o.SetBy('J') != jobopt.FromEnv {
+		s.env.Set("SLURM_JOB_NAME", last.argv[0], true)
+	}
+	var completed atomic.Bool
+	hooks := launch.AllocHooks{JobComplete: func() { completed.Store(true) }}
+	allocs, err := ctl.AllocateHetInteractive(ctx, descs, sigs, nil, hooks)
+	if err != nil {
+		var ie *launch.InterruptedError
+		if errors.As(err, &ie) {
+			if completed.Load() {
+				s.log.Infof("Force Terminated JobId=%d", ie.JobID)
+			}
+			s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
+		} else {
+			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
+		}
+		return nil, err
+	}
+	if len(allocs) != len(comps) {
+		s.log.Errorf("allocate_het_job_nodes: request count != response count (%d != %d)", len(comps), len(allocs))
+		allocs[0].Release(context.Background(), 1)
+		allocs[0].Close()
+		return nil, errors.New("count")
+	}
+	for i, a := range allocs {
+		c := comps[i]
+		c.o.MinNodes, c.o.MaxNodes = int(a.NodeCnt), int(a.NodeCnt)
+		if cf := ctl.Conn.Conf; cf.SuspendTimeout != 0 && cf.ResumeTimeout != 0 {
+			if err := a.WaitReady(ctx, nil); err != nil {
+				s.log.Errorf("Something is wrong with the boot of the nodes.")
+				allocs[0].Release(context.Background(), 1)
+				allocs[0].Close()
+				return nil, err
+			}
+		}
+	}
+	for i, a := range allocs {
+		if s.log.Verbose >= 1 {
+			var counts []string
+			for j, c := range a.Allocation.CPUsPerNode {
+				counts = append(counts, fmt.Sprintf("%d(x%d)", c, a.CPUCountReps[j]))
+			}
+			s.log.Verbosef("jobid %d: nodes(%d):`%s', cpu counts: %s", a.JobID, a.NodeCnt, a.NodeList.Value, strings.Join(counts, ","))
+		}
+		key := func(base string) string { return base + "_PACK_GROUP_" + strconv.Itoa(i) }
+		setNew := func(k, v string) {
+			if _, ok := s.env.Get(k); !ok {
+				s.env.Set(k, v, true)
+			}
+		}
+		setNew(key("SLURM_JOB_CPUS_PER_NODE"), a.CPUsPerNodeString())
+		if a.AliasList.Value != "" {
+			s.env.Set(key("SLURM_NODE_ALIASES"), a.AliasList.Value, true)
+		}
+		if a.Account.Value != "" {
+			setNew(key("SLURM_JOB_ACCOUNT"), a.Account.Value)
+		}
+		setNew(key("SLURM_JOB_ID"), strconv.Itoa(int(a.JobID)))
+		setNew(key("SLURM_JOB_NODELIST"), a.NodeList.Value)
+		setNew(key("SLURM_JOB_PARTITION"), a.Partition.Value)
+		if a.QOS.Value != "" {
+			setNew(key("SLURM_JOB_QOS"), a.QOS.Value)
+		}
+		if a.ResvName.Value != "" {
+			setNew(key("SLURM_JOB_RESERVATION"), a.ResvName.Value)
+		}
+	}
+	n := strconv.Itoa(len(allocs))
+	s.env.Set("SLURM_PACK_SIZE", n, true)
+	s.env.Set("SLURM_HET_SIZE", n, true)
+	return allocs, nil
 }
 
 // hetLayout is each component's view of the whole het step: the nodes

@@ -35,9 +35,8 @@ func TestOptionErrors(t *testing.T) {
 	}{
 		{[]string{"srun", "--bogus", "true"}, 255, "srun: unrecognized option '--bogus'\nTry \"srun --help\" for more information\n"},
 		{[]string{"srun", "--mpi=pmi2", "true"}, 255, "srun: error: --mpi=pmi2 is not supported by goslurm's srun yet\n"},
-		// Real srun allocates a het job here; ours says it cannot yet
-		// rather than run a part of it.
-		{[]string{"srun", "-n1", "true", ":", "-n1", "true"}, 1, "srun: error: heterogeneous job allocation is not supported by goslurm's srun yet: run it inside an allocation (salloc or sbatch)\n"},
+		// A het job allocation is refused before it is sent.
+		{[]string{"srun", "-r1", "-n1", "true", ":", "-n1", "true"}, 1, "srun: fatal: --relative option invalid for job allocation request\n"},
 		{[]string{"srun", "-N1"}, 1, "srun: fatal: No command given to execute.\n"},
 		{[]string{"srun", "--pty", "-o", "x", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},
 		{[]string{"srun", "--pty", "--input=none", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},

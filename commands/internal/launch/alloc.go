@@ -54,17 +54,44 @@ type Allocation struct {
 // immediate the pending case is an error (slurmctld answers it that way).
 // ctx ending while pending abandons the job (the caller cancels it).
 func (c *Ctl) Allocate(ctx context.Context, desc *msg.JobDesc, hooks AllocHooks) (*Allocation, error) {
-	granted := make(chan msg.Allocation, 1)
+	as, err := c.allocate(ctx, []*msg.JobDesc{desc}, hooks)
+	if len(as) == 0 {
+		return nil, err
+	}
+	return as[0], err
+}
+
+// AllocateHet is Allocate for a heterogeneous job
+// (slurm_allocate_het_job_blocking): REQUEST_HET_JOB_ALLOCATION with a
+// descriptor per component, answered by RESPONSE_HET_JOB_ALLOCATION with
+// a record per component, the leader first. The leader holds the message
+// port every component shares.
+func (c *Ctl) AllocateHet(ctx context.Context, descs []*msg.JobDesc, hooks AllocHooks) ([]*Allocation, error) {
+	return c.allocate(ctx, descs, hooks)
+}
+
+// allocate is Allocate (one descriptor) and AllocateHet (several). A
+// pending job comes back with ctx's error and the records of the
+// request's answer (the job ids), so that the caller can give it up.
+func (c *Ctl) allocate(ctx context.Context, descs []*msg.JobDesc, hooks AllocHooks) ([]*Allocation, error) {
+	het := len(descs) > 1
+	granted := make(chan []msg.Allocation, 1)
+	grant := func(a []msg.Allocation) {
+		select {
+		case granted <- a:
+		default:
+		}
+	}
 	port, err := Listen(c.Conn.Client.Auth, []msgtype.Type{
-		msgtype.RESPONSE_RESOURCE_ALLOCATION, msgtype.SRUN_PING, msgtype.SRUN_JOB_COMPLETE,
-		msgtype.SRUN_TIMEOUT, msgtype.SRUN_USER_MSG, msgtype.SRUN_NODE_FAIL,
+		msgtype.RESPONSE_RESOURCE_ALLOCATION, msgtype.RESPONSE_HET_JOB_ALLOCATION, msgtype.SRUN_PING,
+		msgtype.SRUN_JOB_COMPLETE, msgtype.SRUN_TIMEOUT, msgtype.SRUN_USER_MSG, msgtype.SRUN_NODE_FAIL,
 	}, func(mt msgtype.Type, body any) *server.Response {
 		switch mt {
 		case msgtype.RESPONSE_RESOURCE_ALLOCATION:
-			select {
-			case granted <- body.(msg.Allocation):
-			default:
-			}
+			grant([]msg.Allocation{body.(msg.Allocation)})
+			return server.RC(0)
+		case msgtype.RESPONSE_HET_JOB_ALLOCATION:
+			grant(body.(msg.HetAllocation).Jobs)
 			return server.RC(0)
 		case msgtype.SRUN_PING:
 			return server.RC(0)
@@ -75,37 +102,78 @@ func (c *Ctl) Allocate(ctx context.Context, desc *msg.JobDesc, hooks AllocHooks)
 	if err != nil {
 		return nil, err
 	}
-	if !hooks.NoOtherPort {
-		desc.OtherPort = port.Port()
+	immediate := false
+	for _, d := range descs {
+		// Every component names the same message port (the first's).
+		if !hooks.NoOtherPort {
+			d.OtherPort = port.Port()
+		}
+		immediate = immediate || d.Immediate != 0
 	}
-	if desc.Immediate == 0 {
-		desc.AllocRespPort = port.Port()
+	for _, d := range descs {
+		if !immediate {
+			d.AllocRespPort = port.Port()
+		}
 	}
-	v, err := c.Call(ctx, msgtype.REQUEST_RESOURCE_ALLOCATION, *desc, msgtype.RESPONSE_RESOURCE_ALLOCATION)
-	if err != nil {
-		port.Close()
-		return nil, err
+	var recs []msg.Allocation
+	if het {
+		list := msg.JobDescList{}
+		for _, d := range descs {
+			list.Jobs = append(list.Jobs, *d)
+		}
+		v, err := c.Call(ctx, msgtype.REQUEST_HET_JOB_ALLOCATION, list, msgtype.RESPONSE_HET_JOB_ALLOCATION)
+		if err != nil {
+			port.Close()
+			return nil, err
+		}
+		recs = v.(msg.HetAllocation).Jobs
+		if len(recs) == 0 {
+			port.Close()
+			return nil, slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
+		}
+	} else {
+		v, err := c.Call(ctx, msgtype.REQUEST_RESOURCE_ALLOCATION, *descs[0], msgtype.RESPONSE_RESOURCE_ALLOCATION)
+		if err != nil {
+			port.Close()
+			return nil, err
+		}
+		a := v.(msg.Allocation)
+		if a.NodeCnt == 0 && !immediate && a.ErrorCode != 0 {
+			// Why the job pends (slurm_allocate_resources_blocking).
+			c.Log.Infof("%s", slurmerr.Message(int(a.ErrorCode)))
+		}
+		recs = []msg.Allocation{a}
 	}
-	a := v.(msg.Allocation)
-	if a.NodeCnt == 0 && desc.Immediate == 0 && a.ErrorCode != 0 {
-		// Why the job pends (slurm_allocate_resources_blocking).
-		c.Log.Infof("%s", slurmerr.Message(int(a.ErrorCode)))
+	var nodes uint32
+	for _, a := range recs {
+		nodes += a.NodeCnt
+		if a.JobSubmitUserMsg.Valid && a.JobSubmitUserMsg.Value != "" {
+			c.Log.Infof("%s", a.JobSubmitUserMsg.Value)
+		}
 	}
-	if a.JobSubmitUserMsg.Valid && a.JobSubmitUserMsg.Value != "" {
-		c.Log.Infof("%s", a.JobSubmitUserMsg.Value)
+	wrap := func(recs []msg.Allocation) []*Allocation {
+		out := make([]*Allocation, len(recs))
+		for i := range recs {
+			out[i] = &Allocation{Allocation: recs[i], ctl: c}
+		}
+		out[0].port = port
+		return out
 	}
-	if a.NodeCnt == 0 {
+	if nodes == 0 {
 		if hooks.Pending != nil {
-			hooks.Pending(a.JobID)
+			hooks.Pending(recs[0].JobID)
 		}
 		select {
 		case g := <-granted:
-			a = g
+			if len(g) == 0 {
+				return wrap(recs), slurmerr.Error{Code: slurmerr.SLURM_UNEXPECTED_MSG_ERROR}
+			}
+			recs = g
 		case <-ctx.Done():
-			return &Allocation{Allocation: a, ctl: c, port: port}, ctx.Err()
+			return wrap(recs), ctx.Err()
 		}
 	}
-	return &Allocation{Allocation: a, ctl: c, port: port}, nil
+	return wrap(recs), nil
 }
 
 func allocMessage(mt msgtype.Type, body any, hooks AllocHooks) {

@@ -130,6 +130,18 @@ func (e *InterruptedError) Error() string {
 // logged here, after hooks.Pending.
 func (c *Ctl) AllocateInteractive(ctx context.Context, desc *msg.JobDesc, sigs <-chan os.Signal,
 	cancels func(os.Signal) bool, hooks AllocHooks) (*Allocation, error) {
+	as, err := c.AllocateHetInteractive(ctx, []*msg.JobDesc{desc}, sigs, cancels, hooks)
+	if err != nil {
+		return nil, err
+	}
+	return as[0], nil
+}
+
+// AllocateHetInteractive is AllocateInteractive for a heterogeneous job
+// (one descriptor per component; one descriptor is a plain job): the
+// records come back in component order, the leader first.
+func (c *Ctl) AllocateHetInteractive(ctx context.Context, descs []*msg.JobDesc, sigs <-chan os.Signal,
+	cancels func(os.Signal) bool, hooks AllocHooks) ([]*Allocation, error) {
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -162,10 +174,11 @@ func (c *Ctl) AllocateInteractive(ctx context.Context, desc *msg.JobDesc, sigs <
 		}
 		c.Log.Infof("job %d queued and waiting for resources", id)
 	}
-	a, err := c.Allocate(actx, desc, hooks)
+	as, err := c.allocate(actx, descs, hooks)
 	stop()
 	if err != nil {
-		if a != nil {
+		if len(as) > 0 {
+			a := as[0]
 			a.Release(context.Background(), pack.NoVal)
 			select {
 			case <-completed:
@@ -177,9 +190,9 @@ func (c *Ctl) AllocateInteractive(ctx context.Context, desc *msg.JobDesc, sigs <
 		return nil, err
 	}
 	if pending {
-		c.Log.Infof("job %d has been allocated resources", a.JobID)
+		c.Log.Infof("job %d has been allocated resources", as[0].JobID)
 	}
-	return a, nil
+	return as, nil
 }
 
 // SetAssocEnv sets SLURM_JOB_ACCOUNT, SLURM_JOB_QOS and
