@@ -93,6 +93,20 @@ func (s *salloc) main(args []string) (int, error) {
 		return 0, err
 	}
 	conn := ctl.Conn
+	// A ":" after the options starts the next het job component's.
+	opts := []*jobopt.Opts{o}
+	for len(command) > 0 && command[0] == ":" {
+		if len(opts) == maxHetComponents {
+			s.log.Fatalf("Too many heterogeneous job components")
+			return s.errorExit, nil
+		}
+		po, n, err := cli.ParseComponent(ctl, jobopt.SallocEnv, command)
+		if err != nil {
+			return 0, err
+		}
+		opts = append(opts, po)
+		command = command[n:]
+	}
 	if len(command) == 0 && !s.noShell {
 		command = s.defaultCommand(conn.Conf, o.UID, s.argv0)
 	}
@@ -114,27 +128,31 @@ func (s *salloc) main(args []string) (int, error) {
 		s.log.Verbosef("select/cray_aries: init: Cray/Aries node selection plugin loaded")
 		s.log.Verbosef("select/linear: init: Linear node selection plugin loaded with argument 4")
 	}
-	if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 && !o.NtasksSet {
-		o.Ntasks, o.NtasksSet = o.MinNodes*o.NtasksPerNode, true
-	}
-	if !o.NtasksSet && o.NodesSet && o.MinNodes > 0 {
-		o.Ntasks = o.MinNodes
-	}
-	if o.Chdir == "" {
-		o.Chdir = s.io.cwd
-	}
-	desc, err := ctl.JobDesc(o, strings.Join(args, " "))
-	if err != nil {
-		return 0, err
-	}
-	if o.JobName == nil {
-		desc.Name = msg.Str("interactive")
-		if s.noShell {
-			desc.Name = msg.Str("no-shell")
+	var descs []*msg.JobDesc
+	for _, o := range opts {
+		if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 && !o.NtasksSet {
+			o.Ntasks, o.NtasksSet = o.MinNodes*o.NtasksPerNode, true
 		}
+		if !o.NtasksSet && o.NodesSet && o.MinNodes > 0 {
+			o.Ntasks = o.MinNodes
+		}
+		if o.Chdir == "" {
+			o.Chdir = s.io.cwd
+		}
+		desc, err := ctl.JobDesc(o, strings.Join(args, " "))
+		if err != nil {
+			return 0, err
+		}
+		if o.JobName == nil {
+			desc.Name = msg.Str("interactive")
+			if s.noShell {
+				desc.Name = msg.Str("no-shell")
+			}
+		}
+		desc.UserID, desc.GroupID = o.UID, o.GID
+		descs = append(descs, desc)
 	}
-	desc.UserID, desc.GroupID = o.UID, o.GID
-
+	desc := descs[0]
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP,
 		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -166,7 +184,7 @@ func (s *salloc) main(args []string) (int, error) {
 	cancels := func(sig os.Signal) bool {
 		return sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP || sig == syscall.SIGQUIT
 	}
-	a, err := ctl.AllocateInteractive(context.Background(), desc, sigs, cancels, hooks)
+	allocs, err := ctl.AllocateHetInteractive(context.Background(), descs, sigs, cancels, hooks)
 	if err != nil {
 		var ie *launch.InterruptedError
 		switch {
@@ -179,20 +197,30 @@ func (s *salloc) main(args []string) (int, error) {
 		}
 		return s.errorExit, nil
 	}
+	a := allocs[0]
 	defer a.Close()
 	desc.JobID = a.JobID
 	s.log.Infof("Granted job allocation %d", a.JobID)
 	jc.granted()
-	slow := false
-	if err := a.WaitReady(context.Background(), func() {
-		slow = true
-		s.log.Infof("Waiting for resource configuration")
-	}); err != nil {
-		s.log.Errorf("Job allocation %d has been revoked", a.JobID)
-		return s.errorExit, nil
+	for _, c := range allocs {
+		slow := false
+		if err := c.WaitReady(context.Background(), func() {
+			slow = true
+			s.log.Infof("Waiting for resource configuration")
+		}); err != nil {
+			s.log.Errorf("Job allocation %d has been revoked", c.JobID)
+			return s.errorExit, nil
+		}
+		if slow {
+			s.log.Infof("Nodes %s are ready for job", c.NodeList.Value)
+		}
 	}
-	if slow {
-		s.log.Infof("Nodes %s are ready for job", a.NodeList.Value)
+	if len(allocs) != len(descs) {
+		s.log.Errorf("Job component count mismatch, submit/response count mismatch (%d != %d)", len(descs), len(allocs))
+		if err := a.Release(context.Background(), 0); err != nil {
+			s.log.Errorf("Unable to clean up job allocation %d: %s", a.JobID, launch.Strerror(err))
+		}
+		return s.errorExit, nil
 	}
 	if s.noShell {
 		// The allocation stays for later steps (srun --jobid).
@@ -202,7 +230,7 @@ func (s *salloc) main(args []string) (int, error) {
 	status := 0
 	ran := false
 	if len(command) > 0 {
-		env := s.jobEnv(conn, o, a)
+		env := s.jobEnv(conn, opts, allocs)
 		path, err := exec.LookPath(command[0])
 		if err != nil {
 			s.log.Errorf("_fork_command: Unable to find command \"%s\"", command[0])
@@ -278,21 +306,64 @@ func (s *salloc) main(args []string) (int, error) {
 	return 1, nil
 }
 
+// maxHetComponents is MAX_HET_JOB_COMPONENTS.
+const maxHetComponents = 128
+
 func jobIDOf(d *msg.JobDesc) string { return strconv.FormatUint(uint64(d.JobID), 10) }
 
 // jobEnv is the command's environment: salloc's own plus
-// env_array_for_job and the submit variables.
-func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocation) []string {
+// env_array_for_job (per component of a het job) and the submit
+// variables.
+func (s *salloc) jobEnv(conn *slurmcli.Conn, opts []*jobopt.Opts, allocs []*launch.Allocation) []string {
 	env := jobopt.NewEnv(s.env.List())
 	set := func(k, v string) { env.Set(k, v, true) }
-	id := strconv.Itoa(int(a.JobID))
 	set("SLURM_SUBMIT_DIR", s.io.cwd)
 	h, _ := os.Hostname()
 	if i := strings.IndexByte(h, '.'); i >= 0 {
 		h = h[:i]
 	}
 	set("SLURM_SUBMIT_HOST", h)
+	if len(allocs) == 1 {
+		s.jobEnvFor(env, opts[0], allocs[0], -1)
+	} else {
+		n := strconv.Itoa(len(allocs))
+		set("SLURM_PACK_SIZE", n)
+		set("SLURM_HET_SIZE", n)
+		// The job-wide task count, when every component has one.
+		ntasks, all := 0, true
+		for i, a := range allocs {
+			o := opts[i]
+			s.jobEnvFor(env, o, a, i)
+			if !o.NtasksSet {
+				all = false
+				continue
+			}
+			n := o.Ntasks
+			if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 {
+				n = int(a.NodeCnt) * o.NtasksPerNode
+			} else if int(a.NodeCnt) > n {
+				n = int(a.NodeCnt)
+			}
+			ntasks += n
+		}
+		if all && ntasks > 0 {
+			set("SLURM_NTASKS", strconv.Itoa(ntasks))
+			set("SLURM_NPROCS", strconv.Itoa(ntasks))
+		}
+	}
 	set("SLURM_CLUSTER_NAME", conn.Conf.ClusterName)
+	return env.List()
+}
+
+// jobEnvFor is env_array_for_job for one allocation: het is the het job
+// component (-1 for a job that is not heterogeneous), which suffixes
+// every name (SLURM_JOB_ID stays the leader's, unsuffixed).
+func (s *salloc) jobEnvFor(env *jobopt.Env, o *jobopt.Opts, a *launch.Allocation, het int) {
+	set := func(k, v string) { env.SetHet(k, het, v) }
+	id := strconv.Itoa(int(a.JobID))
+	if het < 1 {
+		env.Set("SLURM_JOB_ID", id, true)
+	}
 	set("SLURM_JOB_ID", id)
 	set("SLURM_JOBID", id)
 	name := "interactive"
@@ -314,7 +385,7 @@ func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocatio
 	set("SLURM_NODE_ALIASES", alias)
 	a.SetAssocEnv(set)
 	set("SLURM_TASKS_PER_NODE", tasksPerNode(a, o))
-	if o.NtasksSet {
+	if o.NtasksSet && het < 0 {
 		set("SLURM_NTASKS", strconv.Itoa(o.Ntasks))
 		set("SLURM_NPROCS", strconv.Itoa(o.Ntasks))
 	}
@@ -337,7 +408,6 @@ func (s *salloc) jobEnv(conn *slurmcli.Conn, o *jobopt.Opts, a *launch.Allocatio
 			set("SLURM_MEM_PER_NODE", strconv.FormatUint(a.PnMinMemory, 10))
 		}
 	}
-	return env.List()
 }
 
 // tasksPerNode is SLURM_TASKS_PER_NODE: a block layout of the requested
