@@ -338,13 +338,7 @@ func (s *salloc) jobEnv(conn *slurmcli.Conn, opts []*jobopt.Opts, allocs []*laun
 				all = false
 				continue
 			}
-			n := o.Ntasks
-			if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 {
-				n = int(a.NodeCnt) * o.NtasksPerNode
-			} else if int(a.NodeCnt) > n {
-				n = int(a.NodeCnt)
-			}
-			ntasks += n
+			ntasks += hetTasks(o, a)
 		}
 		if all && ntasks > 0 {
 			set("SLURM_NTASKS", strconv.Itoa(ntasks))
@@ -385,9 +379,13 @@ func (s *salloc) jobEnvFor(env *jobopt.Env, o *jobopt.Opts, a *launch.Allocation
 	set("SLURM_NODE_ALIASES", alias)
 	a.SetAssocEnv(set)
 	set("SLURM_TASKS_PER_NODE", tasksPerNode(a, o))
-	if o.NtasksSet && het < 0 {
-		set("SLURM_NTASKS", strconv.Itoa(o.Ntasks))
-		set("SLURM_NPROCS", strconv.Itoa(o.Ntasks))
+	if o.NtasksSet {
+		n := o.Ntasks
+		if het >= 0 {
+			n = hetTasks(o, a)
+		}
+		set("SLURM_NTASKS", strconv.Itoa(n))
+		set("SLURM_NPROCS", strconv.Itoa(n))
 	}
 	if o.CPUsSet {
 		set("SLURM_CPUS_PER_TASK", strconv.Itoa(o.CPUsPerTask))
@@ -408,6 +406,16 @@ func (s *salloc) jobEnvFor(env *jobopt.Env, o *jobopt.Opts, a *launch.Allocation
 			set("SLURM_MEM_PER_NODE", strconv.FormatUint(a.PnMinMemory, 10))
 		}
 	}
+}
+
+// hetTasks is a het job component's task count as salloc puts it in the
+// environment: per node times the nodes granted, else at least a task
+// per node.
+func hetTasks(o *jobopt.Opts, a *launch.Allocation) int {
+	if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 {
+		return int(a.NodeCnt) * o.NtasksPerNode
+	}
+	return max(o.Ntasks, int(a.NodeCnt))
 }
 
 // tasksPerNode is SLURM_TASKS_PER_NODE: a block layout of the requested

@@ -1,0 +1,61 @@
+package interop
+
+// Heterogeneous job allocations made by srun and salloc themselves
+// ("srun a : b" and "salloc a : b" outside any allocation), ours against
+// real 22.05's on the same private real cluster (real slurmctld, two real
+// slurmd with 2 CPUs each).
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/goslurm/goslurm/testsuite/realslurm"
+)
+
+// hetAllocCases are the het allocations; every one is run by the real
+// command and by ours.
+func hetAllocCases(t *testing.T, work string) []srCase {
+	env := crWrite(t, work, "het-env.sh", hetEnv)
+	return []srCase{
+		{name: "srun env", args: []string{"srun", "-N1", "sh", env, ":", "-N1", "sh", env}},
+		{name: "srun hostname", args: []string{"srun", "-N1", "hostname", ":", "-N1", "hostname"}},
+		{name: "srun label exit", args: []string{"sh", "-c", "srun -l -n1 echo a : -n2 sh -c 'echo b; exit 3'; echo rc=$?"}},
+		{name: "srun first fails", args: []string{"srun", "-N1", "sh", "-c", "exit 2", ":", "-N1", "true"}},
+		{name: "salloc env", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "sh", env}},
+		{name: "salloc tasks", args: []string{"salloc", "-Q", "-n2", ":", "-N1", "-n1", "sh", "-c", "env | grep -E '^SLURM_(NTASKS|NPROCS|TASKS_PER_NODE)' | sort"}},
+		{name: "salloc srun het-group", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "srun", "-l", "--het-group=0,1", "sh", "-c", "echo $SLURM_PROCID $SLURMD_NODENAME $SLURM_HET_SIZE"}},
+		{name: "salloc exit code", args: []string{"salloc", "-N1", ":", "-N1", "sh", "-c", "exit 3"}},
+	}
+}
+
+// TestHetAlloc runs hetAllocCases with the real commands and with ours.
+func TestHetAlloc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Slurm cluster")
+	}
+	// Only the backfill scheduler starts a het job; a one-second cycle
+	// (instead of 30) keeps each case from pending half a minute.
+	c := realslurm.Start(t, realslurm.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+	ours := srBuild(t)
+	work := t.TempDir()
+	var cases []srCase
+	for _, cs := range hetAllocCases(t, work) {
+		if f := os.Getenv("GOSLURM_HET_CASE"); f == "" || strings.Contains(cs.name, f) {
+			cs.mask = hetMask
+			cases = append(cases, cs)
+		}
+	}
+	if os.Getenv("GOSLURM_HET_SHOW") != "" {
+		for _, cs := range cases {
+			for _, dir := range []string{t.TempDir(), ours} {
+				crSettle(t, c)
+				r := crMask(crRun(t, c, dir, work, cs))
+				t.Logf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s", cs.name, dir, r.code, r.stdout, r.stderr)
+			}
+		}
+		return
+	}
+	failed := crCompare(t, c, ours, work, cases)
+	t.Logf("het allocations: %d/%d invocations identical to real Slurm 22.05", len(cases)-failed, len(cases))
+}
