@@ -150,6 +150,12 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	if !ok {
 		return code, nil
 	}
+	for _, c := range comps {
+		if c.o.TestOnly {
+			s.log.Errorf("--test-only of heterogeneous jobs is not supported by goslurm's srun yet")
+			return s.errorExit, nil
+		}
+	}
 	jobID := s.sopt.jobID
 	if jobID == 0 {
 		for _, name := range []string{"SLURM_JOB_ID", "SLURM_JOBID"} {

@@ -9,7 +9,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/goslurm/goslurm/testsuite/ctldharness"
 	"github.com/goslurm/goslurm/testsuite/realslurm"
 )
 
@@ -27,6 +29,15 @@ func hetAllocCases(t *testing.T, work string) []srCase {
 		{name: "salloc srun het-group", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "srun", "-l", "--het-group=0,1", "sh", "-c", "echo $SLURM_PROCID $SLURMD_NODENAME $SLURM_HET_SIZE"}},
 		{name: "salloc exit code", args: []string{"salloc", "-N1", ":", "-N1", "sh", "-c", "exit 3"}},
 	}
+}
+
+// hetAllocWant is what a case's output must hold, so that two runs that
+// fail the same way do not pass.
+var hetAllocWant = map[string]string{
+	"srun env":              "1 SLURM_HET_SIZE=2\n",
+	"srun label exit":       "2: b\nrc=3",
+	"salloc env":            "SLURM_JOB_NODELIST_HET_GROUP_1=",
+	"salloc srun het-group": "1: 1 ",
 }
 
 // TestHetAlloc runs hetAllocCases with the real commands and with ours.
@@ -58,4 +69,60 @@ func TestHetAlloc(t *testing.T) {
 	}
 	failed := crCompare(t, c, ours, work, cases)
 	t.Logf("het allocations: %d/%d invocations identical to real Slurm 22.05", len(cases)-failed, len(cases))
+}
+
+// TestHetAllocOurCtld runs hetAllocCases against our slurmctld (with real
+// slurmd): the real commands and ours must again see the same.
+func TestHetAllocOurCtld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Slurm cluster")
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
+	c.Start(ctldBuildOurs(t))
+	ours := srBuild(t)
+	realDir := t.TempDir()
+	work := t.TempDir()
+	cancel := func() { c.Run("scancel", "-u", "root") }
+	settle := func() string {
+		// Idle nodes and an empty queue; what is left after a minute is
+		// cancelled and reported.
+		idle := func() bool {
+			n, _, err := c.Run("sinfo", "-h", "-o", "%t")
+			q, _, qerr := c.Run("squeue", "-h")
+			return err == nil && qerr == nil && strings.TrimSpace(n) == "idle" && strings.TrimSpace(q) == ""
+		}
+		if c.Poll(60*time.Second, idle) == nil {
+			return ""
+		}
+		cancel()
+		if c.Poll(60*time.Second, idle) != nil {
+			t.Fatalf("cluster not idle after 120 s\n%s", c.Logs())
+		}
+		return "\nLEFT A JOB BEHIND"
+	}
+	run := func(dir string, cs srCase) srResult {
+		settle()
+		r := crMask(crRunConf(t, c.Conf, cancel, dir, work, cs))
+		r.stderr += settle()
+		return r
+	}
+	same := 0
+	cases := hetAllocCases(t, work)
+	for _, cs := range cases {
+		if f := os.Getenv("GOSLURM_HET_CASE"); f != "" && !strings.Contains(cs.name, f) {
+			continue
+		}
+		cs.mask = hetMask
+		rr, or := run(realDir, cs), run(ours, cs)
+		if w, ok := hetAllocWant[cs.name]; ok && !strings.Contains(or.stdout, w) {
+			t.Errorf("%s: our output lacks %q:\n%s\n%s", cs.name, w, or.stdout, or.stderr)
+		}
+		if rr != or {
+			t.Errorf("%s (%q):\nreal commands: exit %d\nstdout:\n%s\nstderr:\n%s\nours: exit %d\nstdout:\n%s\nstderr:\n%s",
+				cs.name, cs.args, rr.code, rr.stdout, rr.stderr, or.code, or.stdout, or.stderr)
+			continue
+		}
+		same++
+	}
+	t.Logf("het allocations on our slurmctld: %d/%d invocations identical with the real commands", same, len(cases))
 }

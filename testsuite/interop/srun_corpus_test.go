@@ -95,10 +95,17 @@ func crCompare(t *testing.T, c *realslurm.Cluster, ours, work string, cases []sr
 // and its jobs cancelled, and the result says so.
 func crRun(t *testing.T, c *realslurm.Cluster, pathDir, dir string, cs srCase) srResult {
 	t.Helper()
+	return crRunConf(t, c.Conf, func() { c.Command(context.Background(), "scancel", "-u", "root").Run() }, pathDir, dir, cs)
+}
+
+// crRunConf is crRun for the cluster of slurm.conf conf; cancel ends
+// every job after a timeout.
+func crRunConf(t *testing.T, conf string, cancel func(), pathDir, dir string, cs srCase) srResult {
+	t.Helper()
 	cmd := exec.Command(cs.args[0], cs.args[1:]...)
 	cmd.Dir = dir
 	home, _ := os.UserHomeDir()
-	cmd.Env = []string{"SLURM_CONF=" + c.Conf, "PATH=" + pathDir + ":/usr/bin:/bin:/usr/sbin:/sbin",
+	cmd.Env = []string{"SLURM_CONF=" + conf, "PATH=" + pathDir + ":/usr/bin:/bin:/usr/sbin:/sbin",
 		"HOME=" + home, "SHELL=/bin/sh", "LANG=C"}
 	if p, err := lookIn(pathDir, cs.args[0]); err == nil {
 		cmd.Path = p
@@ -122,7 +129,7 @@ func crRun(t *testing.T, c *realslurm.Cluster, pathDir, dir string, cs srCase) s
 		timedOut = true
 		crKillSession(cmd.Process.Pid)
 		err = <-done
-		c.Command(context.Background(), "scancel", "-u", "root").Run()
+		cancel()
 	}
 	code := 0
 	if err != nil {
