@@ -69,30 +69,15 @@ func hetMask(r srResult) srResult {
 func TestSrunHetSteps(t *testing.T) { srunHetCompare(t, hetCases) }
 
 // TestSrunHetGroupSteps runs hetGroupCases with real srun and with ours.
-// After each het job the cluster takes about a minute to settle
-// (crSettle), so make test runs two cases (about 5 minutes);
-// GOSLURM_HET_GROUP=1 runs them all (about 15).
-func TestSrunHetGroupSteps(t *testing.T) {
-	list := hetGroupCases
-	if os.Getenv("GOSLURM_HET_GROUP") == "" {
-		list = func(t *testing.T, work string) []srCase {
-			var out []srCase
-			for _, cs := range hetGroupCases(t, work) {
-				if cs.name == "het-group env" || cs.name == "het-group components" {
-					out = append(out, cs)
-				}
-			}
-			return out
-		}
-	}
-	srunHetCompare(t, list)
-}
+func TestSrunHetGroupSteps(t *testing.T) { srunHetCompare(t, hetGroupCases) }
 
 func srunHetCompare(t *testing.T, list func(*testing.T, string) []srCase) {
 	if testing.Short() {
 		t.Skip("starts a real Slurm cluster")
 	}
-	c := realslurm.Start(t, realslurm.Options{Nodes: 2, CPUs: 2})
+	// Only the backfill scheduler starts a het job: a one-second cycle
+	// (instead of 30) keeps each het job from pending half a minute.
+	c := realslurm.Start(t, realslurm.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 	ours := srBuild(t)
 	work := t.TempDir()
 	var cases []srCase
