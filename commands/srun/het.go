@@ -137,6 +137,11 @@ func (s *srun) hetComponents(cli *launch.CLI, ctl *launch.Ctl, args []string, o 
 			s.log.Fatalf("No command given to execute.")
 			return nil, s.errorExit, false
 		}
+		if len(comps) > 1 && c.o.OpenMode == 0 {
+			// Components may share output files: srun's
+			// _match_job_name makes them append.
+			c.o.OpenMode = jobopt.OpenModeAppend
+		}
 	}
 	return comps, 0, true
 }
@@ -315,6 +320,12 @@ func (s *srun) runHetStep(ctx context.Context, ctl *launch.Ctl, comps []*hetComp
 		}
 		s.signals(ctx, steps, sigs, stop)
 	}()
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	for i, c := range ordered {
 		h := het[i]
 		c := c
@@ -338,6 +349,15 @@ func (s *srun) runHetStep(ctx context.Context, ctl *launch.Ctl, comps []*hetComp
 		}
 		if c.o.CPUsSet {
 			so.CPUsPerTask = uint16(c.o.CPUsPerTask)
+		}
+		vars := fnameVars{ntasks: c.step.NTasks, jobID: c.alloc.JobID, stepID: c.step.Resp.JobStepID}
+		vars.jobName, _ = s.env.Get("SLURM_JOB_NAME")
+		opened, err := s.stdio(c.o, &so, vars)
+		files = append(files, opened...)
+		if err != nil {
+			c.step.Abort(context.Background())
+			rcs[i] = 1 << 8
+			continue
 		}
 		if err := c.step.Launch(ctx, so); err != nil {
 			c.step.Abort(context.Background())

@@ -368,15 +368,6 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 	if o.CPUsSet {
 		so.CPUsPerTask = uint16(o.CPUsPerTask)
 	}
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	// stdio per srun's fname_create: a stream to srun, a task rank, a
-	// per-task pattern or /dev/null opened on the node, or a file srun
-	// opens itself.
 	vars := fnameVars{ntasks: step.NTasks, jobID: alloc.JobID, stepID: step.Resp.JobStepID}
 	vars.jobName, _ = s.env.Get("SLURM_JOB_NAME")
 	if ownAlloc {
@@ -385,53 +376,14 @@ func (s *srun) runStep(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, all
 			vars.jobName = *o.JobName
 		}
 	}
-	vars.arrayJobID, _ = s.env.Get("SLURM_ARRAY_JOB_ID")
-	vars.arrayTaskID, _ = s.env.Get("SLURM_ARRAY_TASK_ID")
-	so.OpenMode = o.OpenMode
-	for _, io := range []struct {
-		spec, what string
-		remote     *string
-		input      bool
-		local      func(*os.File)
-	}{
-		{o.Ifname, "stdin", &so.Ifname, true, func(f *os.File) { so.Stdin = f }},
-		{o.Ofname, "stdout", &so.Ofname, false, func(f *os.File) { so.Stdout = f }},
-		{o.Efname, "stderr", &so.Efname, false, func(f *os.File) { so.Stderr = f }},
-	} {
-		fn := fnameCreate(io.spec, vars)
-		switch fn.kind {
-		case ioStream:
-		case ioRemote:
-			*io.remote = fn.name
-			if io.input && fn.task >= 0 {
-				so.StdinTask = fn.task
-			}
-		case ioLocal:
-			var f *os.File
-			var err error
-			if io.input {
-				f, err = os.Open(fn.name)
-			} else {
-				flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-				if o.OpenMode == jobopt.OpenModeAppend {
-					flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-				}
-				f, err = os.OpenFile(fn.name, flags, 0o644)
-			}
-			if err != nil {
-				s.log.Errorf("Could not open %s file: %s", io.what, errnoText(err))
-				return 1 << 8, err
-			}
-			files = append(files, f)
-			io.local(f)
+	files, err := s.stdio(o, &so, vars)
+	defer func() {
+		for _, f := range files {
+			f.Close()
 		}
-	}
-	if o.Efname == "" && o.Ofname != "" {
-		// stderr follows stdout when only -o is given.
-		so.Efname = so.Ofname
-		if so.Efname == "" {
-			so.Stderr = so.Stdout
-		}
+	}()
+	if err != nil {
+		return 1 << 8, err
 	}
 	var done sync.WaitGroup
 	stopSig := make(chan struct{})
@@ -553,4 +505,60 @@ func (s *srun) excludeNodes(o *jobopt.Opts, alloc *launch.Allocation) (int, bool
 		return 0, false
 	}
 	return len(left), true
+}
+
+// stdio applies -i, -o and -e to so, per srun's fname_create: a stream to
+// srun, a task rank, a per-task pattern or /dev/null opened on the node,
+// or a file srun opens itself (returned, for the caller to close).
+func (s *srun) stdio(o *jobopt.Opts, so *launch.StepOptions, vars fnameVars) ([]*os.File, error) {
+	var files []*os.File
+	vars.arrayJobID, _ = s.env.Get("SLURM_ARRAY_JOB_ID")
+	vars.arrayTaskID, _ = s.env.Get("SLURM_ARRAY_TASK_ID")
+	so.OpenMode = o.OpenMode
+	for _, io := range []struct {
+		spec, what string
+		remote     *string
+		input      bool
+		local      func(*os.File)
+	}{
+		{o.Ifname, "stdin", &so.Ifname, true, func(f *os.File) { so.Stdin = f }},
+		{o.Ofname, "stdout", &so.Ofname, false, func(f *os.File) { so.Stdout = f }},
+		{o.Efname, "stderr", &so.Efname, false, func(f *os.File) { so.Stderr = f }},
+	} {
+		fn := fnameCreate(io.spec, vars)
+		switch fn.kind {
+		case ioStream:
+		case ioRemote:
+			*io.remote = fn.name
+			if io.input && fn.task >= 0 {
+				so.StdinTask = fn.task
+			}
+		case ioLocal:
+			var f *os.File
+			var err error
+			if io.input {
+				f, err = os.Open(fn.name)
+			} else {
+				flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+				if o.OpenMode == jobopt.OpenModeAppend {
+					flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+				}
+				f, err = os.OpenFile(fn.name, flags, 0o644)
+			}
+			if err != nil {
+				s.log.Errorf("Could not open %s file: %s", io.what, errnoText(err))
+				return files, err
+			}
+			files = append(files, f)
+			io.local(f)
+		}
+	}
+	if o.Efname == "" && o.Ofname != "" {
+		// stderr follows stdout when only -o is given.
+		so.Efname = so.Ofname
+		if so.Efname == "" {
+			so.Stderr = so.Stdout
+		}
+	}
+	return files, nil
 }

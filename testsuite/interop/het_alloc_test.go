@@ -24,6 +24,8 @@ func hetAllocCases(t *testing.T, work string) []srCase {
 		{name: "srun hostname", args: []string{"srun", "-N1", "hostname", ":", "-N1", "hostname"}},
 		{name: "srun label exit", args: []string{"sh", "-c", "srun -l -n1 echo a : -n2 sh -c 'echo b; exit 3'; echo rc=$?"}},
 		{name: "srun first fails", args: []string{"srun", "-N1", "sh", "-c", "exit 2", ":", "-N1", "true"}},
+		// Components writing one file append to it (_match_job_name).
+		{name: "srun output file", args: []string{"sh", "-c", "echo old > het-out.txt; srun -N1 -o het-out.txt echo a : -N1 -o het-out.txt echo b; echo rc=$?; sort het-out.txt; rm -f het-out.txt"}},
 		{name: "salloc env", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "sh", env}},
 		{name: "salloc tasks", args: []string{"salloc", "-Q", "-n2", ":", "-N1", "-n1", "sh", "-c", "env | grep -E '^SLURM_(NTASKS|NPROCS|TASKS_PER_NODE)' | sort"}},
 		{name: "salloc srun het-group", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "srun", "-l", "--het-group=0,1", "sh", "-c", "echo $SLURM_PROCID $SLURMD_NODENAME $SLURM_HET_SIZE"}},
@@ -31,13 +33,27 @@ func hetAllocCases(t *testing.T, work string) []srCase {
 	}
 }
 
-// hetAllocWant is what a case's output must hold, so that two runs that
-// fail the same way do not pass.
-var hetAllocWant = map[string]string{
-	"srun env":              "1 SLURM_HET_SIZE=2\n",
-	"srun label exit":       "2: b\nrc=3",
-	"salloc env":            "SLURM_JOB_NODELIST_HET_GROUP_1=",
-	"salloc srun het-group": "1: 1 ",
+// hetAllocWant is what a case's output must hold, with the real
+// commands and with ours, so that two runs that fail the same way do not
+// pass.
+var hetAllocWant = map[string][]string{
+	"srun env":              {"0 SLURM_HET_SIZE=2", "1 SLURM_HET_SIZE=2", "1 SLURM_JOB_NODELIST_PACK_GROUP_1="},
+	"srun label exit":       {"0: a", "1: b", "2: b", "rc=3"},
+	"srun output file":      {"a\nb\nold\nrc=0"},
+	"salloc env":            {"SLURM_JOB_NODELIST_HET_GROUP_1="},
+	"salloc srun het-group": {"0: 0 ", "1: 1 "},
+}
+
+// hetAllocMask is hetMask with the check of hetAllocWant.
+func hetAllocMask(t *testing.T, name string) func(srResult) srResult {
+	return func(r srResult) srResult {
+		for _, w := range hetAllocWant[name] {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%s: output lacks %q:\n%s\n%s", name, w, r.stdout, r.stderr)
+			}
+		}
+		return hetMask(r)
+	}
 }
 
 // TestHetAlloc runs hetAllocCases with the real commands and with ours.
@@ -53,7 +69,7 @@ func TestHetAlloc(t *testing.T) {
 	var cases []srCase
 	for _, cs := range hetAllocCases(t, work) {
 		if f := os.Getenv("GOSLURM_HET_CASE"); f == "" || strings.Contains(cs.name, f) {
-			cs.mask = hetMask
+			cs.mask = hetAllocMask(t, cs.name)
 			cases = append(cases, cs)
 		}
 	}
@@ -112,11 +128,8 @@ func TestHetAllocOurCtld(t *testing.T) {
 		if f := os.Getenv("GOSLURM_HET_CASE"); f != "" && !strings.Contains(cs.name, f) {
 			continue
 		}
-		cs.mask = hetMask
+		cs.mask = hetAllocMask(t, cs.name)
 		rr, or := run(realDir, cs), run(ours, cs)
-		if w, ok := hetAllocWant[cs.name]; ok && !strings.Contains(or.stdout, w) {
-			t.Errorf("%s: our output lacks %q:\n%s\n%s", cs.name, w, or.stdout, or.stderr)
-		}
 		if rr != or {
 			t.Errorf("%s (%q):\nreal commands: exit %d\nstdout:\n%s\nstderr:\n%s\nours: exit %d\nstdout:\n%s\nstderr:\n%s",
 				cs.name, cs.args, rr.code, rr.stdout, rr.stderr, or.code, or.stdout, or.stderr)
