@@ -38,6 +38,7 @@ func hetCases(t *testing.T, work string) []srCase {
 		{name: "local exit code", args: sh(salloc("-N2"), "srun -N1 true : -N1 sh -c 'exit 3'; echo rc=$?")},
 		{name: "local first fails", args: sh(salloc("-N2"), "srun -N1 sh -c 'exit 2' : -N1 true; echo rc=$?")},
 		{name: "local three components", args: sh(salloc("-N2"), "srun -N1 true : -N1 true : -N1 true; echo rc=$?")},
+		{name: "local output file", args: sh(salloc("-N2"), "echo old > het-out.txt; srun -N1 -o het-out.txt echo a : -N1 -o het-out.txt echo b; echo rc=$?; sort het-out.txt; rm -f het-out.txt")},
 		{name: "local step id", args: sh(salloc("-N2"), "srun -N1 sh -c 'echo $SLURM_STEP_ID' : -N1 sh -c 'echo $SLURM_STEP_ID'; srun -N1 sh -c 'echo next $SLURM_STEP_ID'")},
 	}
 }
