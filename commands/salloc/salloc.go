@@ -95,12 +95,16 @@ func (s *salloc) main(args []string) (int, error) {
 	conn := ctl.Conn
 	// A ":" after the options starts the next het job component's.
 	opts := []*jobopt.Opts{o}
+	// Each component's submit line is the command line from its ":" on
+	// (salloc moves argv there), the first's the whole.
+	submitLines := []string{strings.Join(args, " ")}
 	for len(command) > 0 && command[0] == ":" {
+		submitLines = append(submitLines, strings.Join(command, " "))
 		if len(opts) == maxHetComponents {
 			s.log.Fatalf("Too many heterogeneous job components")
 			return s.errorExit, nil
 		}
-		po, n, err := cli.ParseComponent(ctl, jobopt.SallocEnv, command)
+		po, n, err := cli.ParseComponent(ctl, opts[len(opts)-1], jobopt.SallocEnv, command)
 		if err != nil {
 			return 0, err
 		}
@@ -129,7 +133,7 @@ func (s *salloc) main(args []string) (int, error) {
 		s.log.Verbosef("select/linear: init: Linear node selection plugin loaded with argument 4")
 	}
 	var descs []*msg.JobDesc
-	for _, o := range opts {
+	for i, o := range opts {
 		if o.NtasksPerNode != jobopt.NoVal && o.NtasksPerNode > 0 && !o.NtasksSet {
 			o.Ntasks, o.NtasksSet = o.MinNodes*o.NtasksPerNode, true
 		}
@@ -139,7 +143,7 @@ func (s *salloc) main(args []string) (int, error) {
 		if o.Chdir == "" {
 			o.Chdir = s.io.cwd
 		}
-		desc, err := ctl.JobDesc(o, strings.Join(args, " "))
+		desc, err := ctl.JobDesc(o, submitLines[i])
 		if err != nil {
 			return 0, err
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,6 +84,23 @@ func localHetStep(env *jobopt.Env, args []string) bool {
 	return slices.Contains(args, ":")
 }
 
+// hetGroupStep tells whether --het-group (without ":") makes srun's
+// work a het step or het job: a group other than 0 inside an allocation,
+// or more than one group. Outside an allocation one group is ignored
+// (srun allocates a plain job).
+func (s *srun) hetGroupStep() bool {
+	g := s.sopt.hetGroup
+	if g == "" || g == "0" || g == "[0]" {
+		return false
+	}
+	if groups, ok := parseHetGroup(g); ok && len(groups) == 1 && s.sopt.jobID == 0 {
+		_, id := s.env.Get("SLURM_JOB_ID")
+		_, old := s.env.Get("SLURM_JOBID")
+		return id || old
+	}
+	return true
+}
+
 // hetComponents reads every component's options: the first part's
 // (already parsed as o, with operands the rest of the line), then each
 // part after a ":". A part with --het-group=a,b gives a component per
@@ -105,9 +123,14 @@ func (s *srun) hetComponents(cli *launch.CLI, ctl *launch.Ctl, args []string, o 
 		for i, g := range groups {
 			c := &hetComp{o: first, sopt: sopt, argv: argv, group: g}
 			if i > 0 || part == 0 && g != 0 {
-				// Every group reads its own environment.
+				// Every group reads its own environment, from the
+				// options the pass before left (none for the first).
+				var prev *jobopt.Opts
+				if len(comps) > 0 {
+					prev = comps[len(comps)-1].o
+				}
 				s.sopt = srunOpts{relative: -1}
-				po, _, err := cli.ParseComponent(ctl, jobopt.HetEnvTable(jobopt.SrunEnv, g), partArgs)
+				po, _, err := cli.ParseComponent(ctl, prev, jobopt.HetEnvTable(jobopt.SrunEnv, g), partArgs)
 				if err != nil {
 					return nil, launch.ExitStatus(0, err, s.log, s.errorExit), false
 				}
@@ -123,7 +146,7 @@ func (s *srun) hetComponents(cli *launch.CLI, ctl *launch.Ctl, args []string, o 
 			break
 		}
 		s.sopt = srunOpts{relative: -1}
-		po, n, err := cli.ParseComponent(ctl, jobopt.HetEnvTable(jobopt.SrunEnv, part+1), rest)
+		po, n, err := cli.ParseComponent(ctl, comps[len(comps)-1].o, jobopt.HetEnvTable(jobopt.SrunEnv, part+1), rest)
 		if err != nil {
 			return nil, launch.ExitStatus(0, err, s.log, s.errorExit), false
 		}
@@ -132,10 +155,21 @@ func (s *srun) hetComponents(cli *launch.CLI, ctl *launch.Ctl, args []string, o 
 		argv, rest, more = cutColon(rest[n:])
 	}
 	s.sopt = comps[0].sopt
+	var prevName *string
 	for _, c := range comps {
 		if len(c.argv) == 0 {
 			s.log.Fatalf("No command given to execute.")
 			return nil, s.errorExit, false
+		}
+		if c.o.JobName == nil && prevName != nil {
+			// The name _opt_verify gave the component before carries
+			// over (job names are not reset between passes).
+			c.o.JobName = prevName
+		}
+		prevName = c.o.JobName
+		if prevName == nil {
+			name := filepath.Base(c.argv[0])
+			prevName = &name
 		}
 		if len(comps) > 1 && c.o.OpenMode == 0 {
 			// Components may share output files: srun's
@@ -392,11 +426,6 @@ func (s *srun) allocateHet(ctx context.Context, ctl *launch.Ctl, comps []*hetCom
 			s.log.Fatalf("--relative option invalid for job allocation request")
 			return nil, errors.New("relative")
 		}
-		if c.sopt.hetGroup != "" {
-			// A het group names a component of an existing het job.
-			s.log.Errorf("--het-group outside a heterogeneous job allocation is not supported by goslurm's srun yet")
-			return nil, errors.New("het-group")
-		}
 		s.sopt = c.sopt
 		d, err := s.jobDesc(ctl, c.o, c.argv, submitLine)
 		if err != nil {
@@ -406,12 +435,17 @@ func (s *srun) allocateHet(ctx context.Context, ctl *launch.Ctl, comps []*hetCom
 		descs = append(descs, d)
 	}
 	s.sopt = comps[0].sopt
-	// srun's own SLURM_JOB_NAME: -J of the last part, else its program.
-	last := comps[len(comps)-1]
-	if last.o.SetBy('J') == jobopt.FromCLI && last.o.JobName != nil {
+	// srun's own SLURM_JOB_NAME: the last -J (which every later
+	// component took), else the first component's program as given.
+	cliName, envName := false, false
+	for _, c := range comps {
+		cliName = cliName || c.o.SetBy('J') == jobopt.FromCLI
+		envName = envName || c.o.SetBy('J') == jobopt.FromEnv
+	}
+	if last := comps[len(comps)-1]; cliName && last.o.JobName != nil {
 		s.env.Set("SLURM_JOB_NAME", *last.o.JobName, true)
-	} else if last.o.SetBy('J') != jobopt.FromEnv {
-		s.env.Set("SLURM_JOB_NAME", last.argv[0], true)
+	} else if !envName {
+		s.env.Set("SLURM_JOB_NAME", comps[0].argv[0], true)
 	}
 	var completed atomic.Bool
 	hooks := launch.AllocHooks{JobComplete: func() { completed.Store(true) }}
@@ -434,9 +468,17 @@ func (s *srun) allocateHet(ctx context.Context, ctl *launch.Ctl, comps []*hetCom
 		allocs[0].Close()
 		return nil, errors.New("count")
 	}
+	s.ownHet = true
 	for i, a := range allocs {
 		c := comps[i]
 		c.o.MinNodes, c.o.MaxNodes = int(a.NodeCnt), int(a.NodeCnt)
+		// The memory granted replaces the one asked for (a request
+		// left out stays NO_VAL).
+		if c.o.PnMinMemory != pack.NoVal64 {
+			c.o.PnMinMemory = a.PnMinMemory &^ jobopt.MemPerCPU
+		} else if c.o.MemPerCPU != pack.NoVal64 {
+			c.o.MemPerCPU = a.PnMinMemory &^ jobopt.MemPerCPU
+		}
 		if cf := ctl.Conn.Conf; cf.SuspendTimeout != 0 && cf.ResumeTimeout != 0 {
 			if err := a.WaitReady(ctx, nil); err != nil {
 				s.log.Errorf("Something is wrong with the boot of the nodes.")

@@ -54,6 +54,7 @@ type srun struct {
 	errorExit int
 	sopt      srunOpts
 	pty       *ptySession // --pty with a terminal, once the step exists
+	ownHet    bool        // the het job is srun's own (allocate_het_job_nodes)
 }
 
 func run(args []string, pio *procIO) int {
@@ -136,7 +137,7 @@ func (s *srun) main(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if slices.Contains(operands, ":") || (s.sopt.hetGroup != "" && s.sopt.hetGroup != "0" && s.sopt.hetGroup != "[0]") {
+	if slices.Contains(operands, ":") || s.hetGroupStep() {
 		return s.runHet(&cli, ctl, args, o, operands)
 	}
 	if s.sopt.pty {
@@ -290,10 +291,8 @@ func (s *srun) jobDesc(ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLin
 		}
 	}
 	desc.WaitAllNodes = 1
-	desc.Argv = nil
-	for _, a := range argv {
-		desc.Argv = append(desc.Argv, msg.Str(a))
-	}
+	// The job's command is the program alone, as given (allocate.c).
+	desc.Argv = []msg.NullString{msg.Str(argv[0])}
 	desc.UserID, desc.GroupID = uint32(os.Getuid()), uint32(os.Getgid())
 	return desc, nil
 }

@@ -122,7 +122,10 @@ func (s *srun) stepRequest(o *jobopt.Opts, alloc *launch.Allocation, argv []stri
 	switch {
 	case o.Distribution != 0 && o.Distribution != pack.NoVal && o.Distribution != distUnknown:
 		r.TaskDist = o.Distribution
-	case memSet(o.MemPerCPU) || memSet(o.PnMinMemory):
+	case memSet(o.MemPerCPU) || memSet(o.PnMinMemory),
+		s.ownHet && o.MemPerCPU != 0 && o.PnMinMemory != 0:
+		// srun's own het job leaves the memory options it was not
+		// given at NO_VAL, which counts as a request here.
 		// With a memory request the controller needs a real layout:
 		// cyclic when there are no more tasks than nodes, else block.
 		r.TaskDist = distBlock

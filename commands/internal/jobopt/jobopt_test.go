@@ -2,6 +2,7 @@ package jobopt
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,28 @@ func TestTableCounts(t *testing.T) {
 		if len(long) != want {
 			t.Errorf("%s: %d long options, want %d", cmd.Name(), len(long), want)
 		}
+	}
+}
+
+// TestNextPass: a further het job component keeps the job-wide options of
+// the one before (-J, -t, -A) and starts afresh for the per-component
+// ones (-N, -n, -p), without sharing its option state.
+func TestNextPass(t *testing.T) {
+	o, _ := newTestOpts(nil)
+	if _, err := o.ParseArgs([]string{"sbatch", "-J", "x", "-t", "5", "-A", "acct", "-N2", "-n4", "-p", "a"}, FromCLI, false, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	n := o.NextPass()
+	if n.JobName == nil || *n.JobName != "x" || n.TimeLimit != 5 || n.Account != "acct" || n.SetBy('J') != FromCLI {
+		t.Errorf("job-wide options not kept: name %v time %d account %q set %v", n.JobName, n.TimeLimit, n.Account, n.SetBy('J'))
+	}
+	if n.NodesSet || n.MinNodes != 1 || n.NtasksSet || n.Partition != "" || n.IsSet('N') || n.IsSet('p') {
+		t.Errorf("per-component options kept: nodes %v/%d ntasks %v partition %q", n.NodesSet, n.MinNodes, n.NtasksSet, n.Partition)
+	}
+	if _, err := n.ParseArgs([]string{":", "-w", "n1", "true"}, FromCLI, false, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if o.IsSet('w') || o.Nodelist != "" {
+		t.Errorf("the next component's options reached the first's")
 	}
 }

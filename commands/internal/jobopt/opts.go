@@ -1,6 +1,7 @@
 package jobopt
 
 import (
+	"maps"
 	"os"
 	"time"
 
@@ -220,6 +221,16 @@ func (o *Opts) Reset(all bool) {
 	if o.Cmd != Salloc {
 		o.Chdir = o.Cwd
 	}
+}
+
+// NextPass is the options a further het job component starts from:
+// these, less the ones reset on each pass (slurm_reset_all_options with
+// first_pass false). The job-wide ones (-J, -t, -A, -o, ...) carry over.
+func (o *Opts) NextPass() *Opts {
+	n := *o
+	n.set = maps.Clone(o.set)
+	n.Reset(false)
+	return &n
 }
 
 // eachPass resets the options slurm_opt.c marks reset_each_pass.

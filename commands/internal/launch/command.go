@@ -210,17 +210,24 @@ func (a *Allocation) SetAssocEnv(set func(name, value string)) {
 }
 
 // ParseComponent reads the options of a further het job component (srun
-// "a : b"): fresh options from the input environment (table, already in
-// the component's form, see jobopt.HetEnvTable) and args, which start
-// after the ":". It returns the options and how many of args they used.
-func (c *CLI) ParseComponent(ctl *Ctl, table []jobopt.EnvVar, args []string) (*jobopt.Opts, int, error) {
-	o := jobopt.NewOpts(c.Cmd, c.Log)
-	o.Getenv = c.Env.Lookup
-	o.Now = c.Now
-	o.Cwd = c.Cwd
-	o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
-	o.Reset(true)
-	o.AllowSpecResources = ctl.Conn.Conf.AllowSpecResourcesUsage
+// or salloc "a : b"): the options carried over from the previous
+// component prev (jobopt.Opts.NextPass; nil starts afresh, as the first
+// pass does), then the input environment (table, already in the
+// component's form, see jobopt.HetEnvTable) and args, which start after
+// the ":". It returns the options and how many of args they used.
+func (c *CLI) ParseComponent(ctl *Ctl, prev *jobopt.Opts, table []jobopt.EnvVar, args []string) (*jobopt.Opts, int, error) {
+	var o *jobopt.Opts
+	if prev != nil {
+		o = prev.NextPass()
+	} else {
+		o = jobopt.NewOpts(c.Cmd, c.Log)
+		o.Getenv = c.Env.Lookup
+		o.Now = c.Now
+		o.Cwd = c.Cwd
+		o.RealUID, o.RealGID = uint32(os.Getuid()), uint32(os.Getgid())
+		o.Reset(true)
+		o.AllowSpecResources = ctl.Conn.Conf.AllowSpecResourcesUsage
+	}
 	o.Custom = c.Custom
 	if err := o.ApplyEnv(table); err != nil {
 		return nil, 0, err
