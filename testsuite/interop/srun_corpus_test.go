@@ -382,7 +382,8 @@ func TestSrunCorpusRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Slurm cluster")
 	}
-	c := realslurm.Start(t, realslurm.Options{Nodes: 2, CPUs: 2})
+	// Backfill every second: it alone starts the het jobs.
+	c := realslurm.Start(t, realslurm.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SchedulerParameters=bf_interval=1"}})
 	proxy := sbStartProxy(t, c.CtldAddr())
 	confPath := sbProxyConf(t, c, proxy.port())
 	ours := srBuild(t)
@@ -397,6 +398,9 @@ func TestSrunCorpusRequests(t *testing.T) {
 		{"salloc", "-N2", "--ntasks-per-node=2", "true"},
 		{"salloc", "-N2", "srun", "-N1", "-r1", "true"},
 		{"salloc", "-J", "x", "--begin=now", "-t", "3", "true"},
+		// Het job allocations: REQUEST_HET_JOB_ALLOCATION's descriptors.
+		{"srun", "-N1", "sh", "-c", "true", ":", "-n2", "true"},
+		{"salloc", "-N1", ":", "-n2", "-J", "x", "true"},
 	}
 	failed := 0
 	for _, args := range cases {
@@ -407,6 +411,9 @@ func TestSrunCorpusRequests(t *testing.T) {
 		var diffs []string
 		if d := cmp.Diff(fmt.Sprint(rr.types), fmt.Sprint(or.types)); d != "" {
 			diffs = append(diffs, "message sequence (-real +ours):\n"+d)
+		}
+		if d := cmp.Diff(rr.het, or.het); d != "" {
+			diffs = append(diffs, "het job allocation request (-real +ours):\n"+d)
 		}
 		if d := cmp.Diff(rr.alloc, or.alloc); d != "" {
 			diffs = append(diffs, "allocation request (-real +ours):\n"+d)

@@ -27,6 +27,7 @@ import (
 type srRequests struct {
 	types []msgtype.Type
 	alloc *msg.JobDesc
+	het   []msg.JobDesc // REQUEST_HET_JOB_ALLOCATION's components
 	step  *msg.StepCreateRequest
 }
 
@@ -52,7 +53,7 @@ func srRecord(t *testing.T, proxy *sbProxy, confPath, bin, dir string, args []st
 		}
 		r.types = append(r.types, f.Header.MsgType)
 		switch f.Header.MsgType {
-		case msgtype.REQUEST_RESOURCE_ALLOCATION, msgtype.REQUEST_JOB_STEP_CREATE:
+		case msgtype.REQUEST_RESOURCE_ALLOCATION, msgtype.REQUEST_JOB_STEP_CREATE, msgtype.REQUEST_HET_JOB_ALLOCATION:
 		default:
 			continue
 		}
@@ -65,14 +66,22 @@ func srRecord(t *testing.T, proxy *sbProxy, confPath, bin, dir string, args []st
 		if err != nil {
 			t.Fatalf("decode %v: %v", f.Header.MsgType, err)
 		}
-		switch d := v.(type) {
-		case msg.JobDesc:
+		mask := func(d *msg.JobDesc) {
 			d.AllocRespPort, d.OtherPort, d.AllocSID = 0, 0, 0
 			d.Environment = nil // the whole environment of the caller
 			if d.BeginTime != 0 && max(d.BeginTime-time.Now().Unix(), time.Now().Unix()-d.BeginTime) <= 5 {
 				// --begin=now: the second the command ran.
 				d.BeginTime = 1
 			}
+		}
+		switch d := v.(type) {
+		case msg.JobDescList:
+			for i := range d.Jobs {
+				mask(&d.Jobs[i])
+			}
+			r.het = d.Jobs
+		case msg.JobDesc:
+			mask(&d)
 			r.alloc = &d
 		case msg.StepCreateRequest:
 			d.StepID.JobID, d.Port, d.SrunPID = 0, 0, 0
@@ -114,6 +123,9 @@ func TestSrunRequestsAgainstRealSlurm(t *testing.T) {
 		var diffs []string
 		if d := cmp.Diff(fmt.Sprint(rr.types), fmt.Sprint(or.types)); d != "" {
 			diffs = append(diffs, "message sequence (-real +ours):\n"+d)
+		}
+		if d := cmp.Diff(rr.het, or.het); d != "" {
+			diffs = append(diffs, "het job allocation request (-real +ours):\n"+d)
 		}
 		if d := cmp.Diff(rr.alloc, or.alloc); d != "" {
 			diffs = append(diffs, "allocation request (-real +ours):\n"+d)
