@@ -100,10 +100,6 @@ func (s *salloc) main(args []string) (int, error) {
 	submitLines := []string{strings.Join(args, " ")}
 	for len(command) > 0 && command[0] == ":" {
 		submitLines = append(submitLines, strings.Join(command, " "))
-		if len(opts) == maxHetComponents {
-			s.log.Fatalf("Too many heterogeneous job components")
-			return s.errorExit, nil
-		}
 		po, n, err := cli.ParseComponent(ctl, opts[len(opts)-1], jobopt.SallocEnv, command)
 		if err != nil {
 			return 0, err
@@ -309,9 +305,6 @@ func (s *salloc) main(args []string) (int, error) {
 	}
 	return 1, nil
 }
-
-// maxHetComponents is MAX_HET_JOB_COMPONENTS.
-const maxHetComponents = 128
 
 func jobIDOf(d *msg.JobDesc) string { return strconv.FormatUint(uint64(d.JobID), 10) }
 
