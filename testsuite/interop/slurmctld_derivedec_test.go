@@ -2,6 +2,8 @@ package interop
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,27 +14,24 @@ import (
 
 var derivedKeepRE = regexp.MustCompile(`(JobState|Reason|ExitCode|DerivedExitCode)=\S+`)
 
-// derivedLostKeepRE leaves out the exit code of the job whose node went
-// DOWN: it depends on whether the batch script's end, sent when the node's
-// slurmd kills it, arrived before the query.
-var derivedLostKeepRE = regexp.MustCompile(`\b(JobState|Reason|DerivedExitCode)=\S+`)
-
 // TestSlurmctldDerivedExitCodeLostStep: a job's derived exit code is the
 // highest of its srun steps'; a step still running when its node goes
 // DOWN never reports its end, and real slurmctld's cleanup counts it as
 // NO_VAL (DerivedExitCode=0:126 in scontrol show job -d), over the exit
-// 3 of an earlier step. A job whose steps all reported keeps theirs.
+// 3 of an earlier step. A job whose steps all reported keeps theirs. The
+// DOWN node's job keeps ExitCode=0:0: its srun is told of the node
+// failure and exits 0, so does the batch script, whose late completion
+// is refused as already done.
 func TestSlurmctldDerivedExitCodeLostStep(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2})
 	run := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := map[string]string{}
-		fieldsOf := func(re *regexp.Regexp, id uint32) string {
+		fields := func(id uint32) string {
 			o, _, _ := c.Run("scontrol", "show", "job", "-d", "-o", fmt.Sprint(id))
-			return fmt.Sprintln(re.FindAllString(o, -1))
+			return fmt.Sprintln(derivedKeepRE.FindAllString(o, -1))
 		}
-		fields := func(id uint32) string { return fieldsOf(derivedKeepRE, id) }
 		sb := func(args ...string) uint32 {
 			return ctldSbatch(t, c, append([]string{"-D", c.Dir, "-o", "/dev/null"}, args...)...)
 		}
@@ -58,7 +57,17 @@ func TestSlurmctldDerivedExitCodeLostStep(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("job %d still completing: %v", lost, err)
 		}
-		out["after"] = fieldsOf(derivedLostKeepRE, lost)
+		// The batch script's end from n1 has been answered (slurmstepd
+		// logs this once the controller replied), so the exit code below
+		// is final.
+		done := fmt.Sprintf("[%d.batch] done with job", lost)
+		if err := c.Poll(60*time.Second, func() bool {
+			b, _ := os.ReadFile(filepath.Join(c.Dir, "log", "slurmd-n1.log"))
+			return strings.Contains(string(b), done)
+		}); err != nil {
+			t.Fatalf("no %q in n1's log: %v", done, err)
+		}
+		out["after"] = fields(lost)
 		out["steps after"] = ctldRun(c, "squeue", "-h", "-s", "-j", fmt.Sprint(lost), "-o", "%i")
 		ctldRun(c, "scontrol", "update", "nodename=n1", "state=resume")
 		return out
