@@ -35,22 +35,32 @@ func jobGresReqs(tresPerNode string) []gres.Req {
 	return reqs
 }
 
-// jobGPUs is the job's --gpus (tres_per_job's gpu item): the count over
-// all its nodes and the type. Without --gpus, --gpus-per-task makes one
-// (_test_gres_cnt sets gres_per_job to tasks x gres_per_task). Other
-// GRES per job are not scheduled.
-func jobGPUs(j *Job) (uint64, string) {
+// jobGPUs is the GRES the job counts over all its nodes (tres_per_job,
+// or gres_per_task x tasks, which _test_gres_cnt makes its gres_per_job):
+// the name, count and type. cons_tres counts every such GRES, whatever
+// its name; the scheduler counts one, GPUs (--gpus, --gpus-per-task)
+// when the job has them, else the first other one (a site GRES through
+// scontrol update's TresPerJob or TresPerTask).
+func jobGPUs(j *Job) (name string, count uint64, typ string) {
+	var reqs []gres.Req
 	for _, r := range jobGresReqs(j.TresPerJob) {
-		if r.Name == "gpu" {
-			return r.Count, r.Type
+		if r.Count > 0 {
+			reqs = append(reqs, r)
 		}
 	}
 	for _, r := range perTask(j.TresPerTask, jobTasks(j), nil) {
-		if r.Name == "gpu" {
-			return r.Count, r.Type
+		if !slices.ContainsFunc(reqs, func(o gres.Req) bool { return o.Name == r.Name }) {
+			reqs = append(reqs, r.Req)
 		}
 	}
-	return 0, ""
+	if len(reqs) == 0 {
+		return "", 0, ""
+	}
+	r := reqs[0]
+	if k := slices.IndexFunc(reqs, func(o gres.Req) bool { return o.Name == "gpu" }); k >= 0 {
+		r = reqs[k]
+	}
+	return r.Name, r.Count, r.Type
 }
 
 // jobTasks is the job's task count for per-task GRES: -n, else one a
@@ -386,7 +396,7 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 		return m.wholeNodeGres(cl, a)
 	}
 	perNode := perNodeReqs(j)
-	gpus, gpuType := jobGPUs(j)
+	gpuName, gpus, gpuType := jobGPUs(j)
 	if len(perNode) == 0 && gpus == 0 {
 		return nil
 	}
@@ -408,18 +418,18 @@ func (m *Manager) pickGres(j *Job, cl *Cluster, a sched.Allocation) [][]gres.All
 			// at what the job asked for.
 			var share uint64
 			for _, g := range na.Gres {
-				if g.Name == "gpu" {
+				if g.Name == gpuName {
 					share += g.Count
 				}
 			}
 			for _, r := range perNode {
-				if r.Name == "gpu" {
+				if r.Name == gpuName {
 					share -= min(share, r.Count)
 				}
 			}
 			share = min(share, gpusLeft-min(gpusLeft, uint64(len(a.Nodes)-k-1)))
 			gpusLeft -= share
-			reqs = append(slices.Clone(perNode), gres.Req{Name: "gpu", Type: gpuType, Count: share})
+			reqs = append(slices.Clone(perNode), gres.Req{Name: gpuName, Type: gpuType, Count: share})
 		}
 		var got []gres.Alloc
 		ok := true
@@ -1015,10 +1025,10 @@ func setSchedGres(sj *sched.Job, j *Job) {
 			sj.MemPerNode, sj.MemPerCPU, sj.MemAll = mpg*n, 0, false
 		}
 	}
-	if n, typ := jobGPUs(j); n > 0 {
-		sj.GPUs, sj.GPUType = uint32(min(n, uint64(^uint32(0)))), typ
+	if name, n, typ := jobGPUs(j); n > 0 {
+		sj.GPUs, sj.GPUType, sj.JobGres = uint32(min(n, uint64(^uint32(0)))), typ, name
+		sj.GPUsPerTask = uint32(min(tresCount(j.TresPerTask, name), uint64(^uint32(0))))
 	}
-	sj.GPUsPerTask = uint32(min(tresCount(j.TresPerTask, "gpu"), uint64(^uint32(0))))
 }
 
 // keptGres is a step's per-job-node GRES without the job nodes a shrink

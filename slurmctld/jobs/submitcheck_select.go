@@ -153,7 +153,7 @@ func ptr[T any](v T) *T { return &v }
 // tested, and one with --gres-flags=enforce-binding where GRES are bound
 // to cores (it may need more cores than its GRES' sockets have).
 func testOnlyNeeded(cl *Cluster, j *Job, usable []int) bool {
-	if n, _ := jobGPUs(j); n > 0 {
+	if _, n, _ := jobGPUs(j); n > 0 {
 		// GPUs over the job: whether nodes enough hold them.
 		return true
 	}

@@ -10,7 +10,8 @@ import "slices"
 // the nodes are chosen, gres_select_filter_select_and_set gives them
 // GPUs in node order, each what it has free but at most what is left
 // less one for every node after it (_get_job_cnt, _set_job_bits1): 2+1
-// for --gpus=3 on two 2-GPU nodes.
+// for --gpus=3 on two 2-GPU nodes. Any other GRES counted over the job
+// (Job.JobGres) goes the same way; "GPUs" below stands for it.
 
 // gpuAt says whose GPU counts placeGPUs sees: free now (the zero value),
 // every GPU of the node (could the job ever run), or what is free from
@@ -24,9 +25,9 @@ const (
 // gpuAvail is how many of the request's job-level GPUs node ni offers.
 func (c *cluster) gpuAvail(r *request, ni int) uint64 {
 	if c.gpuAt == gpuAtTotal {
-		return c.gresTotal(ni, "gpu", r.gpuType)
+		return c.gresTotal(ni, r.gpuName, r.gpuType)
 	}
-	f := c.gresFree(ni, "gpu", r.gpuType)
+	f := c.gresFree(ni, r.gpuName, r.gpuType)
 	if c.gpuAt < gpuAtBucket {
 		return f
 	}
@@ -41,7 +42,7 @@ func (c *cluster) gpuAvail(r *request, ni int) uint64 {
 		}
 		for _, ga := range c.relGres[rl.gres] {
 			sl := &c.gres[ni][ga.slot]
-			if sl.name == "gpu" && (r.gpuType == "" || sl.typ == r.gpuType) {
+			if sl.name == r.gpuName && (r.gpuType == "" || sl.typ == r.gpuType) {
 				f += ga.count
 			}
 		}

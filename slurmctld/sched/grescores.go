@@ -85,7 +85,7 @@ func (c *cluster) trimCores(r *request, ni int, free []bool, want int, counts ma
 	}
 	if j.GPUsPerTask > 0 {
 		// gres_per_task: as many tasks as the node's free GPUs serve.
-		byGPU := int(min(c.gresFree(ni, "gpu", j.GPUType)/uint64(j.GPUsPerTask), uint64(len(free))))
+		byGPU := int(min(c.gresFree(ni, j.jobGresName(), j.GPUType)/uint64(j.GPUsPerTask), uint64(len(free))))
 		if maxT < 0 || byGPU < maxT {
 			maxT = byGPU
 		}

@@ -299,7 +299,7 @@ type Job struct {
 	SpecCount   uint16
 
 	Gres    []GresReq // --gres, per node
-	GPUs    uint32    // --gpus: total over the job
+	GPUs    uint32    // --gpus: total over the job (of JobGres)
 	GPUType string    // type of --gpus=type:n
 	// GPUsPerTask is --gpus-per-task (GPUs then counts them over the
 	// job): it bounds the tasks a node runs by its free GPUs, which
@@ -313,6 +313,11 @@ type Job struct {
 	// (block:block, cyclic:block, plane), lowest first, not cyclically
 	// over its sockets (corepick.go).
 	CoreBlock bool
+	// JobGres names the GRES that GPUs, GPUType and GPUsPerTask count
+	// ("" is gpu): cons_tres counts any GRES over the job or per task
+	// the way it counts GPUs (a site GRES asked for with scontrol
+	// update's TresPerJob or TresPerTask).
+	JobGres string
 
 	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
 	Contiguous bool
@@ -354,6 +359,14 @@ type NodeAlloc struct {
 	// GresBind is what the job holds of each of the node's GresBind
 	// records (same order; nil = none, or the node has no such records).
 	GresBind []uint64
+}
+
+// jobGresName is the name of the GRES the job counts over the job.
+func (j *Job) jobGresName() string {
+	if j.JobGres == "" {
+		return "gpu"
+	}
+	return j.JobGres
 }
 
 // Allocation is the resources of one job over time.

@@ -36,9 +36,11 @@ type request struct {
 	gres  []GresReq // per node
 	whole bool      // whole nodes (exclusive, OverSubscribe=EXCLUSIVE, select/linear)
 	user  bool      // nodes shared only with the same user
-	// gpuJob is --gpus over the job, of type gpuType; gres[gpuSlot] is
-	// its per-node minimum of one (gpusjob.go).
+	// gpuJob is the count over the job of GRES gpuName (--gpus, or the
+	// job's JobGres), of type gpuType; gres[gpuSlot] is its per-node
+	// minimum of one (gpusjob.go).
 	gpuJob  uint64
+	gpuName string
 	gpuType string
 	gpuSlot int
 	// share: the job may share cores (OverSubscribe=FORCE, or YES with
@@ -171,8 +173,10 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	case r.maxN == 0:
 		r.maxN = max(r.tasks, r.minN)
 	}
-	if noMax && j.GPUs > 0 && r.ntpn == 0 {
-		// GPUs over the job take as many nodes as they need.
+	if noMax && j.GPUs > 0 && r.ntpn == 0 && j.NumTasks == 0 {
+		// GPUs over the job take as many nodes as they need, but no
+		// more nodes than tasks when -n was given (_eval_nodes:
+		// max_nodes is at most num_tasks).
 		r.maxN = max(len(p.Nodes), r.minN)
 	}
 	// job_limits_check's node and time limits.
@@ -245,8 +249,8 @@ func (c *cluster) newRequest(j *Job, pi int) (*request, Reason) {
 	r.gres = j.Gres
 	if j.GPUs > 0 {
 		// --gpus counts over the job: a node needs one free (gpusjob.go).
-		r.gpuJob, r.gpuType, r.gpuSlot = uint64(j.GPUs), j.GPUType, len(j.Gres)
-		r.gres = append(slices.Clone(j.Gres), GresReq{Name: "gpu", Type: j.GPUType, Count: 1})
+		r.gpuJob, r.gpuName, r.gpuType, r.gpuSlot = uint64(j.GPUs), j.jobGresName(), j.GPUType, len(j.Gres)
+		r.gres = append(slices.Clone(j.Gres), GresReq{Name: r.gpuName, Type: j.GPUType, Count: 1})
 	}
 
 	r.whole = cfg.WholeNodes || j.Share == ShareExclusive || p.OverSubscribe == OverSubscribeExclusive
