@@ -172,6 +172,22 @@ func (m *Manager) gresNamesValid(j *Job) bool {
 	return true
 }
 
+// memPerTresWithoutGPU is gres_job_state_validate's refusal of memory per
+// GRES (only --mem-per-gpu exists) when the requests it was given name
+// no gpu: at submission the job's, in an update only the update's own
+// (the job's earlier GPUs do not count).
+func memPerTresWithoutGPU(memPerTres string, reqs ...string) bool {
+	if memPerTres == "" {
+		return false
+	}
+	for _, s := range reqs {
+		if slices.ContainsFunc(jobGresReqs(s), func(r gres.Req) bool { return r.Name == "gpu" }) {
+			return false
+		}
+	}
+	return true
+}
+
 // gresTestCounts is gres_job_state_validate's consistency part for a new
 // job (_test_gres_cnt on each request record, whatever its GRES): it
 // refuses counts that contradict each other (false: ESLURM_INVALID_GRES)
@@ -1002,14 +1018,13 @@ func setSchedGres(sj *sched.Job, j *Job) {
 	case 0x0004, 0x0021, 0x0022:
 		sj.CoreBlock = true
 	}
-	// --cpus-per-gpu: a node's CPUs are at least that many for each GPU
-	// the job asks for on it (cons_tres' gres_min_cpus); only per-node
-	// counts are known before the GPUs are placed.
-	if c := tresCount(j.CPUsPerTres, "gpu"); c > 0 {
-		for _, r := range sj.Gres {
-			if r.Name == "gpu" {
-				sj.MinCPUs = max(sj.MinCPUs, uint32(min(c*r.Count, uint64(^uint32(0)))))
-			}
+	// --cpus-per-gpu (CpusPerTres of any GRES): a node's CPUs are at
+	// least that many for each of the GRES the job asks for on it
+	// (cons_tres' gres_min_cpus); only per-node counts are known before
+	// GRES over the job are placed.
+	for _, r := range sj.Gres {
+		if c := tresCount(j.CPUsPerTres, r.Name); c > 0 {
+			sj.MinCPUs = max(sj.MinCPUs, uint32(min(c*r.Count, uint64(^uint32(0)))))
 		}
 	}
 	// --mem-per-gpu without --mem: a node's memory is that much a GPU on

@@ -44,3 +44,48 @@ func TestSiteGresPerTaskScheduled(t *testing.T) {
 		t.Fatalf("with --gpus: %s %d", name, n)
 	}
 }
+
+// Memory per GRES exists for GPUs only: gres_job_state_validate refuses
+// it when the requests it is given name no gpu (in an update, only the
+// update's requests are given).
+func TestMemPerTresWithoutGPU(t *testing.T) {
+	for _, tc := range []struct {
+		mem  string
+		reqs []string
+		want bool
+	}{
+		{"", nil, false},
+		{"gres:gpu:100", []string{"", "gres:gpu:1"}, false},
+		{"gres:gpu:100", []string{"gres:foo:1", "gres:gpu:tesla:2"}, false},
+		{"gres:foo:100", []string{"gres:foo:2"}, true},
+		{"gres:gpu:100", nil, true},
+	} {
+		if got := memPerTresWithoutGPU(tc.mem, tc.reqs...); got != tc.want {
+			t.Errorf("%q %q: %v, want %v", tc.mem, tc.reqs, got, tc.want)
+		}
+	}
+	m := newTestManager(nil)
+	cl := gresTestCluster()
+	d := batchDesc(alice)
+	d.TresPerNode, d.MemPerTres = msg.Str("gres:gpu:1"), msg.Str("gres:gpu:100")
+	id := mustSubmit(t, m, cl, d, alice, t0)
+	u := msg.NewJobDesc()
+	u.JobID, u.MemPerTres = id, msg.Str("gres:gpu:200")
+	if err := m.updateGres(m.Job(id), u); err == nil {
+		t.Fatal("MemPerTres alone accepted in an update")
+	}
+	if j := m.Job(id); j.MemPerTres != "gres:gpu:100" {
+		t.Fatalf("MemPerTres %q after a refused update", j.MemPerTres)
+	}
+}
+
+// CpusPerTres of a site GRES asked for per node makes the node's CPUs at
+// least that many a unit of it (gres_min_cpus), as --cpus-per-gpu does.
+func TestCPUsPerSiteGres(t *testing.T) {
+	j := &Job{TresPerNode: "gres:foo:2", CPUsPerTres: "gres:foo:2", NumTasks: 1, MinNodes: 1, MaxNodes: NoVal}
+	var sj sched.Job
+	setSchedGres(&sj, j)
+	if sj.MinCPUs != 4 {
+		t.Fatalf("MinCPUs %d, want 4", sj.MinCPUs)
+	}
+}

@@ -121,7 +121,8 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		j.TaskDist = d.TaskDist
 	}
 	j.TresPerSocket = strOf(d.TresPerSocket)
-	if !m.gresNamesValid(j) || !gresTestCounts(j) {
+	if !m.gresNamesValid(j) || !gresTestCounts(j) ||
+		memPerTresWithoutGPU(j.MemPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {

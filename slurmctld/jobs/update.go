@@ -707,7 +707,8 @@ func (m *Manager) updateGres(j *Job, d *msg.JobDesc) error {
 			*tf[i] = f.in.Value
 		}
 	}
-	if !m.gresNamesValid(&t) || !gresTestCounts(&t) {
+	if !m.gresNamesValid(&t) || !gresTestCounts(&t) ||
+		memPerTresWithoutGPU(d.MemPerTres.Value, d.TresPerJob.Value, d.TresPerNode.Value, d.TresPerSocket.Value, d.TresPerTask.Value) {
 		return serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 	// What the requests imply goes through the rest of the update as if

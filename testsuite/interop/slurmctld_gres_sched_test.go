@@ -71,6 +71,19 @@ func TestSlurmctldGresSchedSiteGres(t *testing.T) {
 			ctldRun(c, "scancel", fmt.Sprint(id))
 			ctldWaitJob(t, c, id, 60*time.Second, "CANCELLED")
 		}
+		// CPUs and memory per foo the node holds for the job: 2 CPUs
+		// and 100 MB each of its 2 foo (cons_tres' gres_min_cpus and
+		// mem_per_gres, whatever the GRES).
+		for _, tc := range []struct{ name, update string }{
+			{"cpus per foo", "CpusPerTres=gres:foo:2"},
+			{"mem per foo", "MemPerTres=gres:foo:100"},
+		} {
+			id, o := sub("-n1 --gres=foo:2", tc.update)
+			j, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(id))
+			out[tc.name] = o + fmt.Sprintln(regexp.MustCompile(`\b(NumCPUs|MinMemoryNode|TRES)=\S*`).FindAllString(j, -1))
+			ctldRun(c, "scancel", fmt.Sprint(id))
+			ctldWaitJob(t, c, id, 60*time.Second, "CANCELLED")
+		}
 		// What a running job holds is not free for the next one.
 		a, o := sub("-w n1 -n1", "TresPerJob=gres:foo:3")
 		out["holder"] = o
