@@ -30,7 +30,7 @@ build:
 INTEROP_A = ^(TestScancelMutations|TestScontrolMutations|TestSlurmctldSubmitChecksDiff|TestSlurmctldBackup|TestCommandsBackup|TestSlurmctldResync|TestSlurmctldPriority|TestSlurmctldPartition|TestSlurmctldReconfigure|TestQueryJSONDiff|TestSlurmctldQueryJSON|TestSinfoReservationDiff|TestSrunKillOnBadExit|TestSlurmctldGeometry|TestSlurmctldReboot|TestSlurmctldStepUpdate|TestSlurmctldLicenses|TestJobInfoAfterRestart|TestCtldRefusalMessages|TestSprio|TestScontrolResize|TestCancelRPCsBetweenControllers|TestScancelWholeArray)
 INTEROP_C = ^(TestSlurmctldLateRefusal|TestSlurmctldUnholdableDiff|TestSlurmctldCoreSpecDiff|TestSlurmctldMail|TestSlurmctldPrologSlurmctld|TestSlurmctldPrologEpilogSlurmctld|TestSlurmctldJobComp|TestSlurmctldHooksNodeFail|TestSlurmctldPreempt|TestSlurmctldStepNodes|TestGoslurmStepNodes|TestSlurmctldPlanned|TestSlurmctldBFLicenses|TestSlurmctldAllowZeroLic|TestSlurmctldSdiag|TestSlurmctldAdmin|TestSlurmctldWarnSignal|TestSlurmctldDeadline|TestSlurmctldAfterCorr|TestSlurmctldSbcast|TestSlurmctldPrologFlags|TestSlurmctldStepLimit|TestSlurmctldStepAlloc)
 INTEROP_D = ^(TestSlurmctldGres|TestSlurmctldHetJob|TestSlurmctldResv|TestSlurmctldPowerSave|TestSrunHet)
-INTEROP_E = ^(TestSlurmctldRequeue|TestSlurmctldImmediate|TestSlurmctldEpilogSlurmctldRestart|TestSlurmctldTrigger|TestSlurmctldCloudNodes|TestSlurmctldDownNodeCompleting)
+INTEROP_E = ^(TestSlurmctldNoKill|TestHetAlloc|TestSlurmctldRequeue|TestSlurmctldImmediate|TestSlurmctldEpilogSlurmctldRestart|TestSlurmctldTrigger|TestSlurmctldCloudNodes|TestSlurmctldDownNodeCompleting)
 test: build
 	$(GO) vet ./...
 	@$(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/testsuite/interop$$') & a=$$!; \
