@@ -224,7 +224,8 @@ func gresTestCounts(j *Job) bool {
 
 // gresRecCounts is _test_gres_cnt for one record.
 func gresRecCounts(j *Job, g *gresRec, unset16 func(uint16) bool) bool {
-	tasksUnset := func() bool { return j.NumTasks == NoVal || j.NumTasks == 0 }
+	// Only NO_VAL is unset: an update passes the job's stored 0.
+	tasksUnset := func() bool { return j.NumTasks == NoVal }
 	switch {
 	case g.perJob > 0 && (g.perNode > g.perJob || g.perTask > g.perJob || g.perSocket > g.perJob),
 		g.perNode > 0 && (g.perTask > g.perNode || g.perSocket > g.perNode),
@@ -236,8 +237,9 @@ func gresRecCounts(j *Job, g *gresRec, unset16 func(uint16) bool) bool {
 			return false
 		}
 		n := g.perJob / g.perNode
-		// A max of 0 is unset here, as build treats it.
-		if n > math.MaxUint32 || (j.MinNodes != NoVal && uint32(n) < j.MinNodes) || (j.MaxNodes != 0 && uint32(n) > j.MaxNodes) {
+		// An update passes a job's stored max of 0 (never given),
+		// which refuses any node count here.
+		if n > math.MaxUint32 || (j.MinNodes != NoVal && uint32(n) < j.MinNodes) || uint32(n) > j.MaxNodes {
 			return false
 		}
 		j.MinNodes, j.MaxNodes = uint32(n), uint32(n)

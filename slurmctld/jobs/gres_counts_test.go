@@ -120,9 +120,11 @@ func TestSubmitSiteGresPerTask(t *testing.T) {
 }
 
 // scontrol update of a pending job's GRES requests checks them with the
-// job's counts as a submission does, and takes what they imply: the task
-// count from per job / per task; contradicting counts and a job no longer
-// pending are refused and change nothing.
+// counts the job record keeps (0 for a task count never given, so per
+// task alone passes and per job / per task must match 0), and takes what
+// they imply: the task count from per job / per task on a job with -n;
+// contradicting counts and a job no longer pending are refused and
+// change nothing.
 func TestUpdateSiteGresPerTask(t *testing.T) {
 	cl := gresTestCluster()
 	cl.Nodes[0].Gres = append(cl.Nodes[0].Gres, sched.Gres{Name: "foo", Count: 8})
@@ -142,11 +144,11 @@ func TestUpdateSiteGresPerTask(t *testing.T) {
 	j := held(NoVal)
 	if err := update(j, func(u *msg.JobDesc) {
 		u.TresPerJob, u.TresPerTask = msg.Str("gres:foo:6"), msg.Str("gres:foo:2")
-	}); err != nil {
-		t.Fatal(err)
+	}); code(err) != slurmerr.ESLURM_INVALID_GRES || j.TresPerJob != "" {
+		t.Errorf("per job + per task without -n: %v, per job %q; want ESLURM_INVALID_GRES", err, j.TresPerJob)
 	}
-	if j.NumTasks != 3 || j.TresPerJob != "gres:foo:6" || j.TresPerTask != "gres:foo:2" {
-		t.Errorf("tasks %d per job %q per task %q", j.NumTasks, j.TresPerJob, j.TresPerTask)
+	if err := update(j, func(u *msg.JobDesc) { u.TresPerTask = msg.Str("gres:foo:2") }); err != nil || j.TresPerTask != "gres:foo:2" {
+		t.Errorf("per task alone without -n: %v, per task %q", err, j.TresPerTask)
 	}
 	if err := update(j, func(u *msg.JobDesc) { u.TresPerTask = msg.Str("") }); err != nil || j.TresPerTask != "" {
 		t.Errorf("clearing: %v, per task %q", err, j.TresPerTask)
@@ -155,6 +157,29 @@ func TestUpdateSiteGresPerTask(t *testing.T) {
 	// unset a NULL one.
 	if ji := m.Info(j, cl, len(cl.Nodes), 0, t0+1); !ji.TresPerTask.Valid || ji.TresPerTask.Value != "" || ji.TresPerSocket.Valid {
 		t.Errorf("job info per task %+v, per socket %+v", ji.TresPerTask, ji.TresPerSocket)
+	}
+	n3 := held(3)
+	if err := update(n3, func(u *msg.JobDesc) {
+		u.TresPerJob, u.TresPerTask = msg.Str("gres:foo:6"), msg.Str("gres:foo:2")
+	}); err != nil || n3.NumTasks != 3 || n3.TresPerJob != "gres:foo:6" {
+		t.Errorf("-n3 per job 6 per task 2: %v, tasks %d per job %q", err, n3.NumTasks, n3.TresPerJob)
+	}
+
+	// A job without -N keeps a max node count of 0, which no per job /
+	// per node count fits.
+	d := batchDesc(alice)
+	d.Priority, d.TresPerNode = 0, msg.Str("gres:foo:2")
+	c := m.Job(mustSubmit(t, m, cl, d, alice, t0))
+	if err := update(c, func(u *msg.JobDesc) { u.TresPerJob = msg.Str("gres:foo:4") }); code(err) != slurmerr.ESLURM_INVALID_GRES || c.MinNodes != 1 {
+		t.Errorf("per job 4 over per node 2 without -N: %v, min nodes %d; want ESLURM_INVALID_GRES", err, c.MinNodes)
+	}
+
+	// Sockets per node come from the request (ReqSockets=) only.
+	s := held(2)
+	if err := update(s, func(u *msg.JobDesc) {
+		u.SocketsPerNode, u.TresPerSocket = 2, msg.Str("gres:foo:1")
+	}); err != nil || s.SocketsPerNode != 2 || s.TresPerSocket != "gres:foo:1" {
+		t.Errorf("ReqSockets=2 per socket 1: %v, sockets %d per socket %q", err, s.SocketsPerNode, s.TresPerSocket)
 	}
 
 	k := held(3)
@@ -199,5 +224,49 @@ func TestGresNamesOfGresTypes(t *testing.T) {
 	}
 	if tableJSON(t, m) != before {
 		t.Errorf("a refused update changed the table")
+	}
+}
+
+// Tasks per node or socket, asked for (TasksPerNode=) or implied by a
+// GRES update, go through _update_job's handlers: an operator's are
+// taken, a user's refused with ESLURM_ACCESS_DENIED after the GRES
+// strings are stored, leaving the task counts as they were.
+func TestUpdateGresTasksPerNodeNeedsOperator(t *testing.T) {
+	cl := gresTestCluster()
+	cl.Nodes[0].Gres = append(cl.Nodes[0].Gres, sched.Gres{Name: "foo", Count: 8})
+	m := newTestManager(nil)
+	held := func() *Job {
+		d := batchDesc(alice)
+		d.Priority, d.NumTasks = 0, 2
+		return m.Job(mustSubmit(t, m, cl, d, alice, t0))
+	}
+	update := func(j *Job, c Caller, f func(*msg.JobDesc)) error {
+		u := msg.NewJobDesc()
+		u.JobID = j.ID
+		f(u)
+		_, err := m.Update(u, c, cl, t0+1)
+		return err
+	}
+	implied := func(u *msg.JobDesc) { u.TresPerNode, u.TresPerTask = msg.Str("gres:foo:4"), msg.Str("gres:foo:2") }
+	j := held()
+	before := j.NTasksPerNode
+	if err := update(j, alice, implied); code(err) != slurmerr.ESLURM_ACCESS_DENIED {
+		t.Errorf("user, implied tasks per node: %v, want ESLURM_ACCESS_DENIED", err)
+	}
+	if j.NTasksPerNode != before || j.TresPerNode != "gres:foo:4" {
+		t.Errorf("user: tasks per node %d (was %d), per node %q", j.NTasksPerNode, before, j.TresPerNode)
+	}
+	k := held()
+	if err := update(k, alice, func(u *msg.JobDesc) { u.NtasksPerNode = 7 }); code(err) != slurmerr.ESLURM_ACCESS_DENIED || k.NTasksPerNode != before {
+		t.Errorf("user TasksPerNode=7: %v, tasks per node %d", err, k.NTasksPerNode)
+	}
+	if err := update(k, alice, func(u *msg.JobDesc) { u.TresPerNode = msg.Str("gres:foo:1") }); err != nil {
+		t.Errorf("user, GRES update implying nothing: %v", err)
+	}
+	if err := update(k, root, implied); err != nil || k.NTasksPerNode != 2 {
+		t.Errorf("root, implied tasks per node: %v, tasks per node %d", err, k.NTasksPerNode)
+	}
+	if err := update(k, root, func(u *msg.JobDesc) { u.TresPerNode, u.TresPerTask = msg.Str(""), msg.Str(""); u.NtasksPerNode = 3 }); err != nil || k.NTasksPerNode != 3 {
+		t.Errorf("root TasksPerNode=3: %v, tasks per node %d", err, k.NTasksPerNode)
 	}
 }

@@ -71,7 +71,7 @@ func TestMemPerTresWithoutGPU(t *testing.T) {
 	id := mustSubmit(t, m, cl, d, alice, t0)
 	u := msg.NewJobDesc()
 	u.JobID, u.MemPerTres = id, msg.Str("gres:gpu:200")
-	if err := m.updateGres(m.Job(id), u); err == nil {
+	if _, err := m.updateGres(m.Job(id), u); err == nil {
 		t.Fatal("MemPerTres alone accepted in an update")
 	}
 	if j := m.Job(id); j.MemPerTres != "gres:gpu:100" {

@@ -112,7 +112,8 @@ func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int6
 	if d.Comment.Valid {
 		j.Comment = strOf(d.Comment)
 	}
-	if err := m.updateGres(j, d); err != nil {
+	gresSet, err := m.updateGres(j, d)
+	if err != nil {
 		return err
 	}
 	if err := m.updateCounts(j, d, cl, now, actions); err != nil {
@@ -151,6 +152,12 @@ func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int6
 		j.PnMinMemory = mem
 		j.Bitflags |= jobMemSet
 	}
+	if d.SocketsPerNode != NoVal16 {
+		if !j.Pending() {
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		}
+		j.SocketsPerNode = d.SocketsPerNode
+	}
 	if d.Features.Valid && strOf(d.Features) != j.Features {
 		f := strOf(d.Features)
 		switch {
@@ -163,8 +170,14 @@ func (m *Manager) update(j *Job, d *msg.JobDesc, c Caller, cl *Cluster, now int6
 		}
 		j.Features = f
 	}
+	if gresSet {
+		storeGres(j, d)
+	}
 	if d.Name.Valid {
 		j.Name = d.Name.Value
+	}
+	if err := updateTasksPer(j, d, priv); err != nil {
+		return err
 	}
 	if ds := strOf(d.Dependency); d.Dependency.Valid {
 		if !j.Pending() {
@@ -661,79 +674,136 @@ func allDone(done []bool) bool {
 	return true
 }
 
-// updateGres is _update_job's GRES part (scontrol update TresPerJob=,
+// updateGres is _update_job's GRES check (scontrol update TresPerJob=,
 // TresPerNode=, TresPerSocket=, TresPerTask=, CpusPerTres=, MemPerTres=;
-// "" clears one): a pending job's requests are checked again with the
-// job's counts (or the ones the update gives) as a new job's are, and
-// the counts they imply are taken as if the update had named them.
-func (m *Manager) updateGres(j *Job, d *msg.JobDesc) error {
-	fields := []struct {
-		in  msg.NullString
-		cur *string
-	}{{d.CPUsPerTres, &j.CPUsPerTres}, {d.TresPerJob, &j.TresPerJob}, {d.TresPerNode, &j.TresPerNode},
-		{d.TresPerSocket, &j.TresPerSocket}, {d.TresPerTask, &j.TresPerTask}, {d.MemPerTres, &j.MemPerTres}}
+// "" clears one): a pending job's requests are checked with the counts
+// real passes (the stored task and node counts as its job record keeps
+// them, 0 when never given; sockets per node and tasks per GPU from the
+// request only), and what the check implies goes into d as if the
+// update had asked for it, so the ordinary handlers (with their
+// permission checks) apply it. It reports whether the strings are to be
+// stored (storeGres, later in _update_job's order).
+func (m *Manager) updateGres(j *Job, d *msg.JobDesc) (bool, error) {
 	given := false
-	for _, f := range fields {
+	for _, f := range gresFields(j, d) {
 		given = given || f.in.Valid
 	}
 	if !given {
-		return nil
+		return false, nil
 	}
 	if !j.Pending() {
-		return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		return false, serr(slurmerr.ESLURM_JOB_NOT_PENDING)
 	}
+	// The job record's values: real keeps 0 for a count never given.
+	stored32 := func(v uint32) uint32 {
+		if v == NoVal {
+			return 0
+		}
+		return v
+	}
+	stored16 := func(v uint16) uint16 { return or16(v, NoVal16, 0) }
 	t := *j
-	if d.NumTasks != NoVal {
-		t.NumTasks = d.NumTasks
+	t.NumTasks = pick32(d.NumTasks, stored32(j.NumTasks))
+	t.MinNodes = pick32(d.MinNodes, stored32(j.MinNodes))
+	t.MaxNodes = pick32(d.MaxNodes, stored32(j.MaxNodes))
+	t.NTasksPerNode = pick16(d.NtasksPerNode, stored16(j.NTasksPerNode))
+	origPerSocket := NoVal16
+	t.NTasksPerSocket = d.NtasksPerSocket
+	if t.NTasksPerSocket == NoVal16 && j.NTasksPerSocket != infinite16 && j.NTasksPerSocket != NoVal16 {
+		t.NTasksPerSocket, origPerSocket = j.NTasksPerSocket, j.NTasksPerSocket
 	}
-	if d.MinNodes != NoVal {
-		t.MinNodes = d.MinNodes
-	}
-	if d.MaxNodes != NoVal {
-		t.MaxNodes = d.MaxNodes
-	}
-	if d.NtasksPerNode != NoVal16 {
-		t.NTasksPerNode = d.NtasksPerNode
-	}
-	if d.NtasksPerSocket != NoVal16 {
-		t.NTasksPerSocket = d.NtasksPerSocket
-	}
-	if d.CPUsPerTask != NoVal16 {
-		t.CPUsPerTask = d.CPUsPerTask
-	}
-	tf := []*string{&t.CPUsPerTres, &t.TresPerJob, &t.TresPerNode, &t.TresPerSocket, &t.TresPerTask, &t.MemPerTres}
-	for i, f := range fields {
+	t.SocketsPerNode = d.SocketsPerNode
+	t.NTasksPerTres = or16(d.NtasksPerTres, NoVal16, 0)
+	t.CPUsPerTask = pick16(d.CPUsPerTask, j.CPUsPerTask)
+	for _, f := range gresFields(&t, d) {
 		if f.in.Valid {
-			*tf[i] = f.in.Value
+			*f.cur = f.in.Value
 		}
 	}
 	if !m.gresNamesValid(&t) || !gresTestCounts(&t) ||
 		memPerTresWithoutGPU(d.MemPerTres.Value, d.TresPerJob.Value, d.TresPerNode.Value, d.TresPerSocket.Value, d.TresPerTask.Value) {
-		return serr(slurmerr.ESLURM_INVALID_GRES)
+		return false, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
-	// What the requests imply goes through the rest of the update as if
-	// asked for (node and task counts, -c); the per node and per socket
-	// task counts and sockets per node are the job's at once.
-	if t.NumTasks != j.NumTasks {
-		d.NumTasks = t.NumTasks
-	}
-	if t.MinNodes != j.MinNodes {
-		d.MinNodes = t.MinNodes
-	}
-	if t.MaxNodes != j.MaxNodes {
-		d.MaxNodes = t.MaxNodes
-	}
-	if t.CPUsPerTask != j.CPUsPerTask {
-		d.CPUsPerTask = t.CPUsPerTask
-	}
-	j.NTasksPerNode, j.NTasksPerSocket, j.SocketsPerNode = t.NTasksPerNode, t.NTasksPerSocket, t.SocketsPerNode
-	for i, f := range fields {
+	// Unchanged counts are left to the job as real's NO_VAL marks them.
+	d.NumTasks = changed32(t.NumTasks, stored32(j.NumTasks))
+	d.MinNodes = changed32(t.MinNodes, stored32(j.MinNodes))
+	d.MaxNodes = changed32(t.MaxNodes, stored32(j.MaxNodes))
+	d.NtasksPerNode = changed16(t.NTasksPerNode, stored16(j.NTasksPerNode))
+	d.NtasksPerSocket = changed16(t.NTasksPerSocket, origPerSocket)
+	d.SocketsPerNode = t.SocketsPerNode
+	d.CPUsPerTask = changed16(t.CPUsPerTask, j.CPUsPerTask)
+	return true, nil
+}
+
+// storeGres takes the GRES strings of an update updateGres accepted.
+func storeGres(j *Job, d *msg.JobDesc) {
+	for i, f := range gresFields(j, d) {
 		if f.in.Valid {
 			*f.cur = f.in.Value
 			j.TresCleared &^= 1 << i
 			if f.in.Value == "" {
 				j.TresCleared |= 1 << i
 			}
+		}
+	}
+}
+
+type gresField struct {
+	in  msg.NullString
+	cur *string
+}
+
+// gresFields pairs an update's GRES strings with j's, in the order of
+// Job.TresCleared's bits.
+func gresFields(j *Job, d *msg.JobDesc) []gresField {
+	return []gresField{{d.CPUsPerTres, &j.CPUsPerTres}, {d.TresPerJob, &j.TresPerJob}, {d.TresPerNode, &j.TresPerNode},
+		{d.TresPerSocket, &j.TresPerSocket}, {d.TresPerTask, &j.TresPerTask}, {d.MemPerTres, &j.MemPerTres}}
+}
+
+func pick32(v, def uint32) uint32 {
+	if v == NoVal {
+		return def
+	}
+	return v
+}
+
+func pick16(v, def uint16) uint16 {
+	if v == NoVal16 {
+		return def
+	}
+	return v
+}
+
+func changed32(v, old uint32) uint32 {
+	if v == old {
+		return NoVal
+	}
+	return v
+}
+
+func changed16(v, old uint16) uint16 {
+	if v == old {
+		return NoVal16
+	}
+	return v
+}
+
+// updateTasksPer is _update_job's ntasks_per_node and ntasks_per_socket
+// handlers (TasksPerNode=, or implied by a GRES update): a pending job's,
+// by an operator only.
+func updateTasksPer(j *Job, d *msg.JobDesc, priv bool) error {
+	for _, f := range []struct {
+		in  uint16
+		cur *uint16
+	}{{d.NtasksPerNode, &j.NTasksPerNode}, {d.NtasksPerSocket, &j.NTasksPerSocket}} {
+		switch {
+		case f.in == NoVal16:
+		case !j.Pending():
+			return serr(slurmerr.ESLURM_JOB_NOT_PENDING)
+		case !priv:
+			return serr(slurmerr.ESLURM_ACCESS_DENIED)
+		default:
+			*f.cur = f.in
 		}
 	}
 	return nil
