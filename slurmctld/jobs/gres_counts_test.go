@@ -5,6 +5,7 @@ import (
 
 	"github.com/goslurm/goslurm/protocol/msg"
 	"github.com/goslurm/goslurm/protocol/slurmerr"
+	"github.com/goslurm/goslurm/slurmctld/gres"
 	"github.com/goslurm/goslurm/slurmctld/sched"
 )
 
@@ -268,5 +269,32 @@ func TestUpdateGresTasksPerNodeNeedsOperator(t *testing.T) {
 	}
 	if err := update(k, root, func(u *msg.JobDesc) { u.TresPerNode, u.TresPerTask = msg.Str(""), msg.Str(""); u.NtasksPerNode = 3 }); err != nil || k.NTasksPerNode != 3 {
 		t.Errorf("root TasksPerNode=3: %v, tasks per node %d", err, k.NTasksPerNode)
+	}
+}
+
+// The GRES counts are checked after the partition has raised the job's
+// node count: --gpus=1 in a MinNodes=2 partition is fewer GPUs than
+// nodes (ESLURM_INVALID_GRES), and uses no job id.
+func TestSubmitGresAfterPartitionMinNodes(t *testing.T) {
+	cl := testCluster()
+	for i := range cl.Partitions {
+		cl.Partitions[i].MinNodes = 2
+	}
+	cl.GresRecs = make([][]gres.Record, len(cl.Nodes))
+	for i := range cl.Nodes {
+		cl.Nodes[i].Gres = []sched.Gres{{Name: "gpu", Count: 2}}
+		cl.GresRecs[i] = []gres.Record{{Name: "gpu", Count: 2, HasFile: true}}
+	}
+	m := newTestManager(nil)
+	m.cfg.GresTypes = []string{"gpu"}
+	d := batchDesc(alice)
+	d.TresPerJob = msg.Str("gres:gpu:1")
+	if _, _, err := m.Submit(d, alice, cl, t0); code(err) != slurmerr.ESLURM_INVALID_GRES {
+		t.Errorf("--gpus=1, partition MinNodes=2: %v, want ESLURM_INVALID_GRES", err)
+	}
+	d = batchDesc(alice)
+	d.TresPerJob = msg.Str("gres:gpu:2")
+	if j := m.Job(mustSubmit(t, m, cl, d, alice, t0)); j.MinNodes != 2 {
+		t.Errorf("--gpus=2: min nodes %d, want 2", j.MinNodes)
 	}
 }

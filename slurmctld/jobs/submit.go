@@ -121,10 +121,6 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		j.TaskDist = d.TaskDist
 	}
 	j.TresPerSocket = strOf(d.TresPerSocket)
-	if !m.gresNamesValid(j) || !gresTestCounts(j) ||
-		memPerTresWithoutGPU(j.MemPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask) {
-		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
-	}
 	if j.PartitionReq = strOf(d.Partition); j.PartitionReq == "" {
 		j.Bitflags |= partAssigned
 	}
@@ -265,6 +261,13 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	}
 	if err := validLicenses(j.Licenses, cl.Licenses, cl.Config.AllowZeroLic); err != nil {
 		return nil, err
+	}
+	// _job_create checks the GRES requests after the partition has set
+	// the node counts (_valid_job_part) and the licenses, so a
+	// partition's MinNodes counts against --gpus.
+	if !m.gresNamesValid(j) || !gresTestCounts(j) ||
+		memPerTresWithoutGPU(j.MemPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask) {
+		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 
 	// Array (checked before the job record and its id exist).
