@@ -139,7 +139,8 @@ func jobGresRecs(j *Job) []*gresRec {
 		{j.TresPerSocket, func(g *gresRec, n uint64) { g.perSocket = n }},
 		{j.TresPerTask, func(g *gresRec, n uint64) { g.perTask = n }},
 	} {
-		for _, r := range jobGresReqs(src.tres) {
+		reqs, _ := gres.ParseJobRequest(src.tres)
+		for _, r := range reqs {
 			k := slices.IndexFunc(out, func(g *gresRec) bool { return g.name == r.Name && g.typ == r.Type })
 			if k < 0 {
 				k = len(out)
@@ -152,14 +153,14 @@ func jobGresRecs(j *Job) []*gresRec {
 }
 
 // gresNamesValid is gres_job_state_validate's parsing of the job's GRES
-// requests (_get_next_job_gres): each must read, and name a GRES of
-// GresTypes.
+// requests (_get_next_job_gres): each must read, and each item with a
+// count name a GRES of GresTypes.
 func (m *Manager) gresNamesValid(j *Job) bool {
 	for _, tres := range []string{j.CPUsPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask, j.MemPerTres} {
 		if tres == "" {
 			continue
 		}
-		reqs, err := gres.ParseTresPerNode(tres)
+		reqs, err := gres.ParseJobRequest(tres)
 		if err != nil {
 			return false
 		}
@@ -172,16 +173,16 @@ func (m *Manager) gresNamesValid(j *Job) bool {
 	return true
 }
 
-// memPerTresWithoutGPU is gres_job_state_validate's refusal of memory per
-// GRES (only --mem-per-gpu exists) when the requests it was given name
-// no gpu: at submission the job's, in an update only the update's own
-// (the job's earlier GPUs do not count).
-func memPerTresWithoutGPU(memPerTres string, reqs ...string) bool {
-	if memPerTres == "" {
+// memPerTresWithoutGPU is gres_job_state_validate's refusal of a
+// mem_per_tres with no gpu asked for among the request's tres_per_job,
+// _node, _socket and _task (in an update, the ones it gives only).
+func memPerTresWithoutGPU(memPerTres string, tres ...string) bool {
+	if mem, _ := gres.ParseJobRequest(memPerTres); len(mem) == 0 {
 		return false
 	}
-	for _, s := range reqs {
-		if slices.ContainsFunc(jobGresReqs(s), func(r gres.Req) bool { return r.Name == "gpu" }) {
+	for _, s := range tres {
+		reqs, _ := gres.ParseJobRequest(s)
+		if slices.ContainsFunc(reqs, func(r gres.Req) bool { return r.Name == "gpu" }) {
 			return false
 		}
 	}

@@ -298,3 +298,50 @@ func TestSubmitGresAfterPartitionMinNodes(t *testing.T) {
 		t.Errorf("--gpus=2: min nodes %d, want 2", j.MinNodes)
 	}
 }
+
+// Job GRES strings are read as _get_next_gres reads them: zero counts are
+// left out before the name is looked at, an empty type or count is
+// refused, "gres/" is not a GRES; --mem-per-gpu needs a gpu asked for in
+// the same request.
+func TestJobGresParse(t *testing.T) {
+	cl := gresTestCluster()
+	cl.Nodes[0].Gres = append(cl.Nodes[0].Gres, sched.Gres{Name: "foo", Count: 8})
+	m := newTestManager(nil)
+	m.cfg.GresTypes = []string{"gpu", "foo"}
+	for _, tc := range []struct {
+		field, val string
+		ok         bool
+	}{
+		{"node", "gres:bogus:0", true},
+		{"node", "gres:foo:", false},
+		{"node", "gres:foo::1", false},
+		{"node", "gres:foo:t:", false},
+		{"node", "gres/bogus:1", true},
+		{"node", "gres:bogus:1", false},
+		{"mem", "gres:gpu:100", false},
+		{"mem+gpu", "gres:gpu:100", true},
+	} {
+		d := batchDesc(alice)
+		d.Priority = 0
+		switch tc.field {
+		case "node":
+			d.TresPerNode = msg.Str(tc.val)
+		case "mem":
+			d.MemPerTres = msg.Str(tc.val)
+		case "mem+gpu":
+			d.MemPerTres, d.TresPerNode = msg.Str(tc.val), msg.Str("gres:gpu:1")
+		}
+		_, _, err := m.Submit(d, alice, cl, t0)
+		if tc.ok && err != nil || !tc.ok && code(err) != slurmerr.ESLURM_INVALID_GRES {
+			t.Errorf("%s %q: %v (accepted: %v)", tc.field, tc.val, err, tc.ok)
+		}
+	}
+	d := batchDesc(alice)
+	d.Priority, d.TresPerJob = 0, msg.Str("gres:gpu:1")
+	j := m.Job(mustSubmit(t, m, cl, d, alice, t0))
+	u := msg.NewJobDesc()
+	u.JobID, u.MemPerTres = j.ID, msg.Str("gres:gpu:100")
+	if _, err := m.Update(u, root, cl, t0+1); code(err) != slurmerr.ESLURM_INVALID_GRES || j.MemPerTres != "" {
+		t.Errorf("update MemPerTres alone: %v, mem per tres %q", err, j.MemPerTres)
+	}
+}

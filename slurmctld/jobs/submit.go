@@ -265,8 +265,8 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 	// _job_create checks the GRES requests after the partition has set
 	// the node counts (_valid_job_part) and the licenses, so a
 	// partition's MinNodes counts against --gpus.
-	if !m.gresNamesValid(j) || !gresTestCounts(j) ||
-		memPerTresWithoutGPU(j.MemPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask) {
+	if !m.gresNamesValid(j) || memPerTresWithoutGPU(j.MemPerTres, j.TresPerJob, j.TresPerNode, j.TresPerSocket, j.TresPerTask) ||
+		!gresTestCounts(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 

@@ -720,8 +720,9 @@ func (m *Manager) updateGres(j *Job, d *msg.JobDesc) (bool, error) {
 			*f.cur = f.in.Value
 		}
 	}
-	if !m.gresNamesValid(&t) || !gresTestCounts(&t) ||
-		memPerTresWithoutGPU(d.MemPerTres.Value, d.TresPerJob.Value, d.TresPerNode.Value, d.TresPerSocket.Value, d.TresPerTask.Value) {
+	if !m.gresNamesValid(&t) ||
+		memPerTresWithoutGPU(d.MemPerTres.Value, d.TresPerJob.Value, d.TresPerNode.Value, d.TresPerSocket.Value, d.TresPerTask.Value) ||
+		!gresTestCounts(&t) {
 		return false, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
 	// Unchanged counts are left to the job as real's NO_VAL marks them.
