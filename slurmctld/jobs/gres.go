@@ -274,9 +274,12 @@ func gresRecCounts(j *Job, g *gresRec, unset16 func(uint16) bool) bool {
 			}
 		case tasksUnset():
 			return false
+		default:
+			// With a task count the record's gres per job is tasks x
+			// gres per task, which the node counts are checked
+			// against below (wrapping as real's product does).
+			g.perJob = uint64(j.NumTasks) * g.perTask
 		}
-		// With a task count, gres per job is tasks x gres per task
-		// (perTask in jobReqList counts it so).
 	}
 	perTaskOf := func(total uint64, field *uint16) bool {
 		if total%g.perTask != 0 {

@@ -345,3 +345,19 @@ func TestJobGresParse(t *testing.T) {
 		t.Errorf("update MemPerTres alone: %v, mem per tres %q", err, j.MemPerTres)
 	}
 }
+
+// GRES per task with a task count make the record's GRES per job (tasks
+// x per task): fewer than the minimum node count is refused, and the
+// maximum node count comes down to it.
+func TestGresPerTaskMakesPerJob(t *testing.T) {
+	j := &Job{TresPerTask: "gres:foo:1", NumTasks: 2, MinNodes: 3, MaxNodes: 3, NTasksPerNode: NoVal16,
+		NTasksPerSocket: infinite16, CPUsPerTask: NoVal16, SocketsPerNode: NoVal16}
+	if gresTestCounts(j) {
+		t.Errorf("-N3 -n2, 1 per task: accepted")
+	}
+	k := &Job{TresPerTask: "gres:foo:1", NumTasks: 2, MinNodes: 1, MaxNodes: 4, NTasksPerNode: NoVal16,
+		NTasksPerSocket: infinite16, CPUsPerTask: NoVal16, SocketsPerNode: NoVal16}
+	if !gresTestCounts(k) || k.MaxNodes != 2 {
+		t.Errorf("-N1-4 -n2, 1 per task: max nodes %d, want 2", k.MaxNodes)
+	}
+}

@@ -38,6 +38,8 @@ func TestSlurmctldGresSubmitCounts(t *testing.T) {
 			{"-p", "min2", "--gpus=2"},
 			{"-p", "min2", "--gpus=4", "--gpus-per-node=1"},
 			{"--gres=bogus:0"},
+			{"-N2", "-n1", "--gpus-per-task=1"},
+			{"-N1-2", "-n1", "--gpus-per-task=1"},
 			{"--gres=foo:1kb"},
 			{"--mem-per-gpu=100", "--gres=foo:1"},
 			{"--mem-per-gpu=100", "--gpus-per-node=1"},
