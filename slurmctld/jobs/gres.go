@@ -189,6 +189,29 @@ func memPerTresWithoutGPU(memPerTres string, tres ...string) bool {
 	return true
 }
 
+// gresTypeMixed is gres_job_state_validate's last refusal
+// (_merge_generic_data: ESLURM_INVALID_GRES_TYPE): a GRES asked for both
+// with a type and without one, the one without a type giving a count
+// (per job, node, socket or task) rather than only cpus or memory per
+// GRES ("gpu:2,gpu:tesla:1").
+func gresTypeMixed(j *Job) bool {
+	typed := map[string]bool{}
+	recs := jobGresRecs(j)
+	mem, _ := gres.ParseJobRequest(j.MemPerTres)
+	for _, r := range mem {
+		typed[r.Name] = typed[r.Name] || r.Type != ""
+	}
+	for _, g := range recs {
+		typed[g.name] = typed[g.name] || g.typ != ""
+	}
+	for _, g := range recs {
+		if g.typ == "" && typed[g.name] && (g.perJob != 0 || g.perNode != 0 || g.perSocket != 0 || g.perTask != 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // gresTestCounts is gres_job_state_validate's consistency part for a new
 // job (_test_gres_cnt on each request record, whatever its GRES): it
 // refuses counts that contradict each other (false: ESLURM_INVALID_GRES)

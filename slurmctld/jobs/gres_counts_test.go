@@ -361,3 +361,22 @@ func TestGresPerTaskMakesPerJob(t *testing.T) {
 		t.Errorf("-N1-4 -n2, 1 per task: max nodes %d, want 2", k.MaxNodes)
 	}
 }
+
+// A GRES asked for with and without a type, the untyped one with a
+// count, is ESLURM_INVALID_GRES_TYPE; an untyped one giving only cpus
+// per GRES merges into the typed one.
+func TestGresTypeMixed(t *testing.T) {
+	cl := gresTestCluster()
+	m := newTestManager(nil)
+	m.cfg.GresTypes = []string{"gpu"}
+	d := batchDesc(alice)
+	d.Priority, d.TresPerNode = 0, msg.Str("gres:gpu:2,gres:gpu:tesla:1")
+	if _, _, err := m.Submit(d, alice, cl, t0); code(err) != slurmerr.ESLURM_INVALID_GRES_TYPE {
+		t.Errorf("gpu:2,gpu:tesla:1: %v, want ESLURM_INVALID_GRES_TYPE", err)
+	}
+	d = batchDesc(alice)
+	d.Priority, d.TresPerNode, d.CPUsPerTres = 0, msg.Str("gres:gpu:tesla:1"), msg.Str("gres:gpu:1")
+	if _, _, err := m.Submit(d, alice, cl, t0); code(err) == slurmerr.ESLURM_INVALID_GRES_TYPE {
+		t.Errorf("cpus per gpu with gpu:tesla:1: %v", err)
+	}
+}

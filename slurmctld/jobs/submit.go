@@ -269,6 +269,9 @@ func (m *Manager) build(d *msg.JobDesc, c Caller, cl *Cluster, kind kind, now in
 		!gresTestCounts(j) {
 		return nil, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
+	if gresTypeMixed(j) {
+		return nil, serr(slurmerr.ESLURM_INVALID_GRES_TYPE)
+	}
 
 	// Array (checked before the job record and its id exist).
 	if spec := strOf(d.ArrayInx); spec != "" {

@@ -725,6 +725,9 @@ func (m *Manager) updateGres(j *Job, d *msg.JobDesc) (bool, error) {
 		!gresTestCounts(&t) {
 		return false, serr(slurmerr.ESLURM_INVALID_GRES)
 	}
+	if gresTypeMixed(&t) {
+		return false, serr(slurmerr.ESLURM_INVALID_GRES_TYPE)
+	}
 	// Unchanged counts are left to the job as real's NO_VAL marks them.
 	d.NumTasks = changed32(t.NumTasks, stored32(j.NumTasks))
 	d.MinNodes = changed32(t.MinNodes, stored32(j.MinNodes))

@@ -20,7 +20,8 @@ var gresSubmitRE = regexp.MustCompile(`\b(NumNodes|NumTasks|TresPerJob|TresPerNo
 // strings read as _get_next_gres reads them, at submission and in
 // scontrol update: a zero count is left out before its name is looked
 // at, an empty type or count is refused; --mem-per-gpu needs a gpu in
-// the same request.
+// the same request; a GRES with and without a type is
+// ESLURM_INVALID_GRES_TYPE.
 func TestSlurmctldGresSubmitCounts(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -38,6 +39,7 @@ func TestSlurmctldGresSubmitCounts(t *testing.T) {
 			{"-p", "min2", "--gpus=2"},
 			{"-p", "min2", "--gpus=4", "--gpus-per-node=1"},
 			{"--gres=bogus:0"},
+			{"--gres=gpu:2,gpu:tesla:1"},
 			{"-N2", "-n1", "--gpus-per-task=1"},
 			{"-N1-2", "-n1", "--gpus-per-task=1"},
 			{"--gres=foo:1kb"},
@@ -57,6 +59,7 @@ func TestSlurmctldGresSubmitCounts(t *testing.T) {
 		}
 		for _, up := range [][]string{
 			{"TresPerNode=gres:foo:"},
+			{"TresPerNode=gres:gpu:tesla:1"},
 			{"TresPerNode=gres:foo::1"},
 			{"TresPerNode=gres:bogus:0"},
 			{"TresPerNode=gres/bogus:1"},
