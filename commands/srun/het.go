@@ -451,15 +451,7 @@ func (s *srun) allocateHet(ctx context.Context, ctl *launch.Ctl, comps []*hetCom
 	hooks := launch.AllocHooks{JobComplete: func() { completed.Store(true) }}
 	allocs, err := ctl.AllocateHetInteractive(ctx, descs, sigs, nil, hooks)
 	if err != nil {
-		var ie *launch.InterruptedError
-		if errors.As(err, &ie) {
-			if completed.Load() {
-				s.log.Infof("Force Terminated JobId=%d", ie.JobID)
-			}
-			s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
-		} else {
-			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
-		}
+		s.allocFailed(err, completed.Load())
 		return nil, err
 	}
 	if len(allocs) != len(comps) {

@@ -297,6 +297,21 @@ func (s *srun) jobDesc(ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLin
 	return desc, nil
 }
 
+// allocFailed reports an allocation that did not come: interrupted while
+// pending (the job went away with us; completed when the controller had
+// already ended it) or refused.
+func (s *srun) allocFailed(err error, completed bool) {
+	var ie *launch.InterruptedError
+	if errors.As(err, &ie) {
+		if completed {
+			s.log.Infof("Force Terminated JobId=%d", ie.JobID)
+		}
+		s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
+		return
+	}
+	s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
+}
+
 // allocate gets srun's own allocation.
 func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, argv []string, submitLine string, sigs chan os.Signal) (*launch.Allocation, error) {
 	desc, err := s.jobDesc(ctl, o, argv, submitLine)
@@ -307,16 +322,7 @@ func (s *srun) allocate(ctx context.Context, ctl *launch.Ctl, o *jobopt.Opts, ar
 	hooks := launch.AllocHooks{JobComplete: func() { completed.Store(true) }}
 	a, err := ctl.AllocateInteractive(ctx, desc, sigs, nil, hooks)
 	if err != nil {
-		var ie *launch.InterruptedError
-		if errors.As(err, &ie) {
-			// Interrupted while pending: the job went away with us.
-			if completed.Load() {
-				s.log.Infof("Force Terminated JobId=%d", ie.JobID)
-			}
-			s.log.Errorf("Job allocation %d has been revoked", ie.JobID)
-		} else {
-			s.log.Errorf("Unable to allocate resources: %s", launch.Strerror(err))
-		}
+		s.allocFailed(err, completed.Load())
 		return nil, err
 	}
 	if c := ctl.Conn.Conf; c.SuspendTimeout != 0 && c.ResumeTimeout != 0 {
