@@ -257,7 +257,14 @@ func (c *cluster) enforcedCores(r *request, ni int, total bool) int {
 		free = c.freeCores(ni, nil)
 	}
 	cs := newCoreSet(free, socks, per)
-	needs := c.bindNeeds(r, ni, cs, total, nil)
+	var counts map[int]uint64
+	if r.gpuJob > 0 {
+		// --gpus: the per-node limit is the job's count, not the
+		// slot's per-node minimum (gres_select_filter_sock_core takes
+		// gres_per_job when there is no gres_per_node).
+		counts = map[int]uint64{r.gpuSlot: r.gpuJob}
+	}
+	needs := c.bindNeeds(r, ni, cs, total, counts)
 	if len(needs) == 0 {
 		return -1
 	}

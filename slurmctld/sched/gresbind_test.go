@@ -163,3 +163,24 @@ func TestCoreDistribution(t *testing.T) {
 		}
 	}
 }
+
+// --gpus=2 with enforce-binding: the per-node device limit is the job's
+// count (gres_per_job), so both sockets' devices and cores count and the
+// job fits, as real runs it.
+func TestGPUsEnforceBindingBothSockets(t *testing.T) {
+	noN := nodesN(1, Infinite32)
+	s := snap(mkNodes(1, 8, 8000, boundNode))
+	j := mkJob(1, noN, tasks(6), gpus(2), enforce())
+	if !FitsEmpty(s, &j, "batch") {
+		t.Fatalf("FitsEmpty --gpus=2 -n6 enforce-binding: false")
+	}
+	s.Pending = []Job{j}
+	p := Schedule(s)
+	st := startOf(p, 1)
+	if st == nil {
+		t.Fatalf("pending %+v", pendingOf(p, 1))
+	}
+	if na := st.Alloc.Nodes[0]; len(na.Cores) != 6 || !slices.Equal(na.GresBind, []uint64{1, 1}) {
+		t.Errorf("cores %v bind %v, want 6 cores and one GPU of each socket", na.Cores, na.GresBind)
+	}
+}
