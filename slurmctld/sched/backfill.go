@@ -450,5 +450,13 @@ func (c *cluster) capacityGres(r *request, ni int, cores int32, mem uint64, gfre
 			return 0
 		}
 	}
+	// --gres-flags=enforce-binding: at most the cores of the sockets its
+	// devices may come from (which devices are free when is not
+	// tracked here; tryNowIndexed counts the job's cores now).
+	if k := c.enforcedCores(r, ni, true); k == 0 {
+		return 0
+	} else if k > 0 {
+		cores = min(cores, int32(k))
+	}
 	return c.capacityWith(r, ni, cores, mem, gresChecked)
 }

@@ -184,3 +184,37 @@ func TestGPUsEnforceBindingBothSockets(t *testing.T) {
 		t.Errorf("cores %v bind %v, want 6 cores and one GPU of each socket", na.Cores, na.GresBind)
 	}
 }
+
+// Backfill refuses what the main pass refuses: a --gpus-per-node=1 -n4
+// enforce-binding job may only use the cores of the socket of a free
+// GPU, and neither socket has 4 free cores there (gres_select_filter's
+// enforce-binding failure), so it waits for the running job.
+func TestBackfillEnforceBindingFewCores(t *testing.T) {
+	noN := nodesN(1, Infinite32)
+	for _, bf := range []bool{false, true} {
+		for _, busy := range [][]uint16{{0, 1, 4}, {0}} {
+			s := snap(mkNodes(1, 8, 8000, boundNode))
+			s.Config.Backfill = bf
+			a := running(90, 5000, 0, 0)
+			a.Nodes[0].Cores, a.Nodes[0].CPUs = busy, uint32(len(busy))
+			s.Running = []Allocation{a}
+			if len(busy) == 1 {
+				// GPU 1 and two cores of socket 1 taken: socket 0
+				// keeps 3 free cores and GPU 0.
+				b := running(91, 5000, 0, 0)
+				b.Nodes[0].Cores, b.Nodes[0].CPUs = []uint16{4, 5}, 2
+				b.Nodes[0].Gres = []Gres{{Name: "gpu", Count: 1}}
+				b.Nodes[0].GresBind = []uint64{0, 1}
+				s.Running = append(s.Running, b)
+			}
+			s.Pending = []Job{mkJob(1, noN, tasks(4), gres("gpu", "", 1), enforce())}
+			p := Schedule(s)
+			if st := startOf(p, 1); st != nil {
+				na := st.Alloc.Nodes[0]
+				t.Errorf("bf=%v busy %v: started with cores %v cpus %d bind %v", bf, busy, na.Cores, na.CPUs, na.GresBind)
+			} else if pd := pendingOf(p, 1); pd == nil || pd.Reason != ReasonResources {
+				t.Errorf("bf=%v busy %v: pending %+v, want Resources", bf, busy, pd)
+			}
+		}
+	}
+}

@@ -110,6 +110,9 @@ func (c *cluster) classKey(r *request, a int) string {
 	for _, g := range r.gres {
 		fmt.Fprintf(&b, "|%s:%s:%d", g.Name, g.Type, g.Count)
 	}
+	if j.GresEnforceBind {
+		fmt.Fprintf(&b, "|e%d", r.gpuJob)
+	}
 	if len(j.ExcNodes) > 0 {
 		fmt.Fprintf(&b, "|x%v", j.ExcNodes)
 	}
@@ -540,7 +543,10 @@ func (c *cluster) tryNowIndexed(r *request) (placement, bool) {
 				ni := w*64 + bits.TrailingZeros64(word)
 				word &= word - 1
 				k := cc.capStart[ni]
-				if fut != 0 && c.coreFuture[ni] != nil {
+				if (fut != 0 && c.coreFuture[ni] != nil) || (r.job.GresEnforceBind && len(c.nodes[ni].GresBind) > 0) {
+					// The class counts enforce-binding on the node's
+					// totals only; which sockets' devices are free
+					// now decides the cores the job may use.
 					k = int32(c.capacityNow(r, ni))
 				}
 				if k > 0 && c.resvFirst[ni] >= end {
