@@ -5,9 +5,10 @@ import (
 )
 
 // allocate turns a placement into an Allocation starting now, takes its
-// resources from the free state and records their release.
-func (c *cluster) allocate(r *request, pl placement) Allocation {
-	c.takeLicenses(r, c.now)
+// resources from the free state and records their release. It reports
+// false, changing nothing, when a node cannot give the job the cores it
+// needs (enforce-binding leaves too few).
+func (c *cluster) allocate(r *request, pl placement) (Allocation, bool) {
 	a := Allocation{
 		JobID:         r.job.JobID,
 		UserID:        r.job.UserID,
@@ -48,7 +49,11 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 			counts = map[int]uint64{r.gpuSlot: left}
 		}
 		if len(r.gres) > 0 && !r.whole && !r.over {
-			held = append(slices.Clone(held), c.gresTrimmed(r, ni, held, want, counts)...)
+			trim, ok := c.gresTrimmed(r, ni, held, want, counts)
+			if !ok {
+				return Allocation{}, false
+			}
+			held = append(slices.Clone(held), trim...)
 		}
 		if !r.over {
 			avail := c.freeCores(ni, held)
@@ -112,12 +117,13 @@ func (c *cluster) allocate(r *request, pl placement) Allocation {
 		}
 		a.Nodes[i] = NodeAlloc{Node: ni, Cores: cores, CPUs: cpus, MemoryMB: mem, Gres: gres, GresBind: bound}
 	}
+	c.takeLicenses(r, c.now)
 	c.take(&a, a.End)
 	for _, ni := range pl.nodes {
 		c.sortReleases(ni)
 	}
 	c.refreshClasses(pl.nodes)
-	return a
+	return a, true
 }
 
 // usedCPUs is the CPUs the job gets on the i-th node of pl under CR_CPU:

@@ -84,8 +84,11 @@ func (c *cluster) backfill(out []outcome, starts []Start) []Start {
 			} else if r.share {
 				pl, ok = c.tryNowOver(r, c.usable.Words())
 			}
+			var a Allocation
 			if ok {
-				a := c.allocate(r, pl)
+				a, ok = c.allocate(r, pl)
+			}
+			if ok {
 				st := Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a, Backfill: true}
 				if reduced {
 					st.TimeLimit = r.timeLimit

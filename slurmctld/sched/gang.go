@@ -258,7 +258,7 @@ func (c *cluster) gangTry(j *Job, pi int, mask *bitset.BitSet, starts []Start, s
 	if !ok {
 		return Allocation{}, false
 	}
-	return w.allocate(r, pl), true
+	return w.allocate(r, pl)
 }
 
 // coresOff is an allocation with its cores given up: what stays is memory

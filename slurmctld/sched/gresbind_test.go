@@ -218,3 +218,31 @@ func TestBackfillEnforceBindingFewCores(t *testing.T) {
 		}
 	}
 }
+
+// allocate itself refuses, changing nothing, a placement whose
+// enforce-binding cores fall short of the tasks (a guard under any
+// placement path that counted more cores than the job may use).
+func TestAllocateEnforceBindingShort(t *testing.T) {
+	s := snap(mkNodes(1, 8, 8000, boundNode))
+	a := running(90, 5000, 0, 0)
+	a.Nodes[0].Cores, a.Nodes[0].CPUs = []uint16{0, 1, 4}, 3
+	s.Running = []Allocation{a}
+	c := newCluster(s)
+	j := mkJob(1, nodesN(1, Infinite32), tasks(4), gres("gpu", "", 1), enforce())
+	r, why := c.newRequest(&j, 0)
+	if why != ReasonNone {
+		t.Fatalf("request: %v", why)
+	}
+	before := c.freeCore[0]
+	if got, ok := c.allocate(r, placement{nodes: []int{0}, tasks: []int{4}}); ok {
+		t.Fatalf("allocated %+v", got.Nodes)
+	}
+	if c.freeCore[0] != before {
+		t.Errorf("free cores %d after a refused allocation, want %d", c.freeCore[0], before)
+	}
+	j.GresEnforceBind = false
+	r, _ = c.newRequest(&j, 0)
+	if got, ok := c.allocate(r, placement{nodes: []int{0}, tasks: []int{4}}); !ok || len(got.Nodes[0].Cores) != 4 {
+		t.Errorf("without enforce-binding: ok %v, %+v", ok, got.Nodes)
+	}
+}

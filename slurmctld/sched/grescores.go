@@ -14,11 +14,13 @@ package sched
 // node must still give of a --gpus job. A first attempt keeps only the
 // sockets of the devices; when that leaves fewer than want cores, the
 // second attempt's cores are used (choose_nodes' two _eval_nodes).
-func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int, counts map[int]uint64) []uint16 {
+// ok is false when enforce-binding leaves fewer than want cores: the
+// node cannot run the job (gres_select_filter_sock_core fails it).
+func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int, counts map[int]uint64) (trim []uint16, ok bool) {
 	nd := &c.nodes[ni]
 	per, socks := int(nd.CoresPerSocket), int(nd.Sockets)
 	if per == 0 || socks == 0 {
-		return nil
+		return nil, true
 	}
 	free := c.freeCores(ni, held)
 	keep := c.trimCores(r, ni, free, want, counts, true)
@@ -28,7 +30,10 @@ func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int, count
 		}
 	}
 	if keep == nil {
-		return nil
+		return nil, true
+	}
+	if keep.n < want && c.enforcedCores(r, ni, false) >= 0 {
+		return nil, false
 	}
 	var out []uint16
 	for k, ok := range free {
@@ -36,7 +41,7 @@ func (c *cluster) gresTrimmed(r *request, ni int, held []uint16, want int, count
 			out = append(out, uint16(k))
 		}
 	}
-	return out
+	return out, true
 }
 
 // trimCores is one attempt of gresTrimmed: the cores kept, nil when the

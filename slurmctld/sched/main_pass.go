@@ -97,8 +97,11 @@ func (c *cluster) mainPass(out []outcome) []Start {
 		} else if r.share {
 			pl, ok = c.tryNowOver(r, avail.Words())
 		}
+		var a Allocation
 		if ok {
-			a := c.allocate(r, pl)
+			a, ok = c.allocate(r, pl)
+		}
+		if ok {
 			starts = append(starts, Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a})
 			o.started = true
 			continue

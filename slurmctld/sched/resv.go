@@ -242,10 +242,14 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 				// Placed and allocated on the reserved cores only.
 				restore := c.onlyCores(rv)
 				if pl, ok = try(mask); ok {
-					a := c.allocate(r, pl)
+					var a Allocation
+					a, ok = c.allocate(r, pl)
 					restore()
-					o.started = true
-					return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a}, true
+					if ok {
+						o.started = true
+						return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a}, true
+					}
+					break
 				}
 				restore()
 			default:
@@ -256,8 +260,10 @@ func (c *cluster) startInReservation(j *Job, o *outcome, rv *Reservation) (Start
 			pl, ok = try(c.flexMask(rv, c.now+r.duration))
 		}
 		if ok {
-			o.started = true
-			return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: c.allocate(r, pl)}, true
+			if a, aok := c.allocate(r, pl); aok {
+				o.started = true
+				return Start{JobID: j.JobID, Partition: r.part.Name, Alloc: a}, true
+			}
 		}
 		o.setReason(ReasonResources)
 	}
