@@ -41,10 +41,16 @@ func (c *cluster) allocate(r *request, pl placement) (Allocation, bool) {
 		held := c.futureHeld(ni, a.End)
 		var counts map[int]uint64
 		if r.gpuJob > 0 && i < len(pl.gpus) {
-			// What the job still needs here of its GPUs (rem_gres).
+			// What the job still needs here of its GPUs (rem_gres):
+			// cons_tres's _select_cores runs on the required nodes
+			// in turn, then on every other node before any is
+			// added, so only required nodes count against it.
 			left := r.gpuJob
-			for _, g := range pl.gpus[:i] {
-				left -= min(left, g)
+			isReq := func(n int) bool { return r.req != nil && r.req.Test(uint(n)) }
+			for k, g := range pl.gpus {
+				if isReq(pl.nodes[k]) && (k < i || !isReq(ni)) {
+					left -= min(left, g)
+				}
 			}
 			counts = map[int]uint64{r.gpuSlot: left}
 		}

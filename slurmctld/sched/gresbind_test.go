@@ -246,3 +246,19 @@ func TestAllocateEnforceBindingShort(t *testing.T) {
 		t.Errorf("without enforce-binding: ok %v, %+v", ok, got.Nodes)
 	}
 }
+
+// A --gpus job over two nodes: cons_tres's _select_cores trims every
+// node that is not required before any node is added, so the second
+// node sees all 3 GPUs of the job still wanted (both sockets usable),
+// not the 1 left after the first node.
+func TestMultiNodeGPUsCoresSeeJobCount(t *testing.T) {
+	s := snap(mkNodes(2, 8, 8000, boundNode))
+	s.Pending = []Job{mkJob(1, nodesN(2, 2), tasks(2), gpus(3))}
+	st := mustStart(t, Schedule(s), 1)
+	want := [][]uint16{{4}, {4}}
+	for i, na := range st.Alloc.Nodes {
+		if !slices.Equal(na.Cores, want[i]) {
+			t.Errorf("node %d cores %v bind %v, want cores %v", na.Node, na.Cores, na.GresBind, want[i])
+		}
+	}
+}
