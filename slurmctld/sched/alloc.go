@@ -63,10 +63,11 @@ func (c *cluster) allocate(r *request, pl placement) (Allocation, bool) {
 		}
 		if !r.over {
 			avail := c.freeCores(ni, held)
-			if cf := &c.snap.Config; r.whole || cf.CPUsConsumable || cf.CoreDistBlock || r.job.CoreBlock {
-				// Whole nodes, or block distribution (CR_CPU's
-				// _block_sync_core_bitmap).
+			if cf := &c.snap.Config; r.whole {
 				cores = takeLowest(avail, want)
+			} else if cf.CPUsConsumable || cf.CoreDistBlock || r.job.CoreBlock {
+				// Block distribution (CR_CPU's _block_sync_core_bitmap).
+				cores = blockCores(avail, int(nd.Sockets), int(nd.CoresPerSocket), want)
 			} else {
 				cores = cyclicCores(avail, int(nd.Sockets), int(nd.CoresPerSocket), want, r.cpt, r.threads(nd))
 			}

@@ -21,6 +21,46 @@ func (c *cluster) freeCores(ni int, held []uint16) []bool {
 	return free
 }
 
+// blockCores picks want of the avail cores of a node of socks sockets of
+// per cores as cons_tres's block core distribution does
+// (_block_sync_core_bitmap, one board): socket by socket, best fit, the
+// socket with the fewest free cores that still holds what is left, else
+// the one with the most (the first of equals), its lowest free cores
+// first. A -n4 job on a node of 2 sockets of 4 cores with core 0 busy
+// gets 4-7, not 1-4.
+func blockCores(avail []bool, socks, per, want int) []uint16 {
+	if socks <= 0 || per <= 0 || socks*per > len(avail) {
+		return takeLowest(avail, want)
+	}
+	cnt := make([]int, socks)
+	for k, ok := range avail[:socks*per] {
+		if ok {
+			cnt[k/per]++
+		}
+	}
+	out := make([]uint16, 0, want)
+	for len(out) < want {
+		best, bestFit := -1, false
+		for s := range socks {
+			fit := cnt[s] >= want-len(out)
+			if best < 0 || cnt[best] == 0 || (fit && !bestFit) || (fit && cnt[s] < cnt[best]) || (!fit && !bestFit && cnt[s] > cnt[best]) {
+				best, bestFit = s, fit
+			}
+		}
+		if cnt[best] == 0 {
+			break
+		}
+		for k := best * per; k < (best+1)*per && len(out) < want; k++ {
+			if avail[k] {
+				out = append(out, uint16(k))
+			}
+		}
+		cnt[best] = 0
+	}
+	slices.Sort(out)
+	return out
+}
+
 // takeLowest is the first want cores of avail.
 func takeLowest(avail []bool, want int) []uint16 {
 	out := make([]uint16, 0, want)
