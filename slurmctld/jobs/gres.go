@@ -1046,6 +1046,10 @@ func setSchedGres(sj *sched.Job, j *Job) {
 	switch j.TaskDist & 0xF0FF {
 	case 0x0004, 0x0021, 0x0022:
 		sj.CoreBlock = true
+	case 0x0011, 0x0012, 0x0031, 0x0032:
+		// cyclic or fcyclic over the sockets: cyclic even under
+		// CR_Core_Default_Dist_Block.
+		sj.CoreCyclic = true
 	}
 	// --cpus-per-gpu (CpusPerTres of any GRES): a node's CPUs are at
 	// least that many for each of the GRES the job asks for on it

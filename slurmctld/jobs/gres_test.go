@@ -402,3 +402,30 @@ func TestGresPerTaskOverflow(t *testing.T) {
 		})
 	}
 }
+
+// -m's socket part decides the scheduler's core distribution flags:
+// block over the sockets (or plane) syncs cores by block, cyclic or
+// fcyclic keeps them cyclic even under CR_Core_Default_Dist_Block.
+func TestSchedCoreDistFlags(t *testing.T) {
+	for _, tc := range []struct {
+		dist          uint32
+		block, cyclic bool
+	}{
+		{0, false, false},
+		{0x0001, false, false}, // cyclic (node level only)
+		{0x0002, false, false}, // block
+		{0x0004, true, false},  // plane
+		{0x0021, true, false},  // cyclic:block
+		{0x0022, true, false},  // block:block
+		{0x0011, false, true},  // cyclic:cyclic
+		{0x0012, false, true},  // block:cyclic
+		{0x0032, false, true},  // block:fcyclic
+		{0x0312, false, true},  // block:cyclic:fcyclic (core part ignored)
+	} {
+		var sj sched.Job
+		setSchedGres(&sj, &Job{TaskDist: tc.dist})
+		if sj.CoreBlock != tc.block || sj.CoreCyclic != tc.cyclic {
+			t.Errorf("task_dist %#x: CoreBlock %v CoreCyclic %v, want %v %v", tc.dist, sj.CoreBlock, sj.CoreCyclic, tc.block, tc.cyclic)
+		}
+	}
+}

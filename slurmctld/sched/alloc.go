@@ -65,7 +65,7 @@ func (c *cluster) allocate(r *request, pl placement) (Allocation, bool) {
 			avail := c.freeCores(ni, held)
 			if cf := &c.snap.Config; r.whole {
 				cores = takeLowest(avail, want)
-			} else if cf.CPUsConsumable || cf.CoreDistBlock || r.job.CoreBlock {
+			} else if cf.CPUsConsumable || (cf.CoreDistBlock && !r.job.CoreCyclic) || r.job.CoreBlock {
 				// Block distribution (CR_CPU's _block_sync_core_bitmap).
 				cores = blockCores(avail, int(nd.Sockets), int(nd.CoresPerSocket), want)
 			} else {

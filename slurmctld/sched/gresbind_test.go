@@ -141,7 +141,8 @@ func TestCyclicCores(t *testing.T) {
 
 // TestCoreDistribution: a -n3 job on an idle node of 2 sockets x 4
 // cores gets 0-1,4 under CR_Core (real 22.05 does), the lowest cores
-// with -m block:block, under CR_Core_Default_Dist_Block or CR_CPU.
+// with -m block:block, under CR_Core_Default_Dist_Block or CR_CPU; -m
+// *:cyclic stays cyclic under CR_Core_Default_Dist_Block.
 func TestCoreDistribution(t *testing.T) {
 	twoByFour := func(nd *Node) { nd.Sockets, nd.CoresPerSocket, nd.CPUs = 2, 4, 8 }
 	for _, tc := range []struct {
@@ -149,15 +150,17 @@ func TestCoreDistribution(t *testing.T) {
 		cfg   func(*Config)
 		block bool
 		cores []uint16
+		cyc   bool
 	}{
-		{"CR_Core", func(*Config) {}, false, []uint16{0, 1, 4}},
-		{"CR_Core, -m block:block", func(*Config) {}, true, []uint16{0, 1, 2}},
-		{"CR_Core_Default_Dist_Block", func(c *Config) { c.CoreDistBlock = true }, false, []uint16{0, 1, 2}},
-		{"CR_CPU", func(c *Config) { c.CPUsConsumable = true }, false, []uint16{0, 1, 2}},
+		{"CR_Core", func(*Config) {}, false, []uint16{0, 1, 4}, false},
+		{"CR_Core, -m block:block", func(*Config) {}, true, []uint16{0, 1, 2}, false},
+		{"CR_Core_Default_Dist_Block", func(c *Config) { c.CoreDistBlock = true }, false, []uint16{0, 1, 2}, false},
+		{"CR_CPU", func(c *Config) { c.CPUsConsumable = true }, false, []uint16{0, 1, 2}, false},
+		{"CR_Core_Default_Dist_Block, -m block:cyclic", func(c *Config) { c.CoreDistBlock = true }, false, []uint16{0, 1, 4}, true},
 	} {
 		s := snap(mkNodes(1, 8, 8000, twoByFour))
 		tc.cfg(&s.Config)
-		s.Pending = []Job{mkJob(1, nodesN(1, Infinite32), tasks(3), modify(func(j *Job) { j.CoreBlock = tc.block }))}
+		s.Pending = []Job{mkJob(1, nodesN(1, Infinite32), tasks(3), modify(func(j *Job) { j.CoreBlock, j.CoreCyclic = tc.block, tc.cyc }))}
 		if got := mustStart(t, Schedule(s), 1).Alloc.Nodes[0].Cores; !slices.Equal(got, tc.cores) {
 			t.Errorf("%s: cores %v, want %v", tc.name, got, tc.cores)
 		}

@@ -318,6 +318,9 @@ type Job struct {
 	// the way it counts GPUs (a site GRES asked for with scontrol
 	// update's TresPerJob or TresPerTask).
 	JobGres string
+	// CoreCyclic: the job's -m names a cyclic (or fcyclic) socket
+	// distribution, which CR_Core_Default_Dist_Block does not override.
+	CoreCyclic bool
 
 	Features   string // --constraint expression as written: a&b, a|b, [a*2&b*1], a*4
 	Contiguous bool
