@@ -302,6 +302,7 @@ func goslurmSbatchDiff(t *testing.T, d *goslurmDiff) {
 		}
 		return queryResult{so.String(), se.String(), code}
 	}
+	testOnlyStart := regexp.MustCompile(`to start at [0-9T:-]+`)
 	sid, err := unix.Getsid(0)
 	if err != nil {
 		t.Fatal(err)
@@ -321,6 +322,8 @@ func goslurmSbatchDiff(t *testing.T, d *goslurmDiff) {
 			}
 		}
 		s = stateTimes.ReplaceAllString(s, "$1=<time>")
+		// --test-only's start time is the second each command ran in.
+		s = testOnlyStart.ReplaceAllString(s, "to start at <time>")
 		return statePrio.ReplaceAllString(s, "Priority=<p>")
 	}
 	show := func(id string) string {
