@@ -108,7 +108,13 @@ func gresSubmit(t *testing.T, c *ctldharness.Cluster, dir, name, release, steps 
 	t.Helper()
 	script := filepath.Join(dir, "gres.sh")
 	printer := filepath.Join(dir, "gpuenv.sh")
+	// Written once per directory: the jobs before this one may be running
+	// the printer in their steps, and rewriting a file being executed
+	// fails with ETXTBSY ("text file busy").
 	for p, text := range map[string]string{script: gresEnvScript, printer: gresEnvPrinter} {
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
 		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
 			t.Fatal(err)
 		}
