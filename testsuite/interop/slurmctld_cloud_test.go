@@ -50,21 +50,7 @@ func TestSlurmctldCloudNodes(t *testing.T) {
 	ours := ctldBuildOurs(t)
 	slurmd := ctldharness.RealSbin(t, "slurmd")
 	scontrol := oracle.Binary(t, "scontrol")
-	dir, err := os.MkdirTemp("", "cloud-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	dir, write := programDir(t, "cloud-")
 	resume := filepath.Join(dir, "resume.sh")
 	suspend := write("suspend.sh", fmt.Sprintf(cloudSuspend, dir, scontrol))
 	c := ctldharness.New(t, ctldharness.Options{

@@ -198,21 +198,7 @@ func powerClusterResume(t *testing.T, resumeTimeout int) (c *ctldharness.Cluster
 	slurmd := ctldharness.RealSbin(t, "slurmd")
 	// Debian's scontrol: skipped, or failed under GOSLURM_REQUIRE_ORACLE=1.
 	scontrol := oracle.Binary(t, "scontrol")
-	dir, err := os.MkdirTemp("", "powersave-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	dir, write := programDir(t, "powersave-")
 	wrapper := write("slurmd-power", fmt.Sprintf(powerWrapper, dir, slurmd))
 	suspend := write("suspend.sh", fmt.Sprintf(powerSuspend, dir, scontrol))
 	resume := write("resume.sh", fmt.Sprintf(powerResume, dir))
@@ -432,4 +418,26 @@ func TestSlurmctldPowerSaveJobs(t *testing.T) {
 	want := run(real, []string{"-c", "-i"})
 	got := run(ours, []string{"-c"})
 	powerCompare(t, want, got)
+}
+
+// programDir makes a directory the SlurmUser can read (the power
+// programs run as it), removed at the end of the test, and a writer of
+// executable files in it.
+func programDir(t *testing.T, prefix string) (string, func(name, text string) string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 }
