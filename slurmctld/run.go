@@ -46,6 +46,13 @@ func run(cli *CLI, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "slurmctld: fatal: %v\n", err)
 		return 1
 	}
+	if os.Getenv(daemonEnv) == "" {
+		// Read before the log is set up: on stderr, as slurm_conf_init
+		// reports them; the log gets them after (read_slurm_conf).
+		for _, p := range cfg.Problems() {
+			fmt.Fprintf(stderr, "slurmctld: error: %s\n", p)
+		}
+	}
 	if !cli.Foreground && os.Getenv(daemonEnv) == "" {
 		return daemonize(stderr)
 	}
@@ -124,6 +131,9 @@ func run(cli *CLI, stderr io.Writer) int {
 		Log:     log,
 	}
 	log.Info(fmt.Sprintf("slurmctld version %s started on cluster %s", ctld.Version, c.ClusterName))
+	for _, p := range cfg.Problems() {
+		log.Error(p)
+	}
 	ctld.StartMemDump()
 	d.sigs = make(chan os.Signal, 4)
 	signal.Notify(d.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGUSR2)

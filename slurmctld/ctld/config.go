@@ -35,8 +35,11 @@ type Config struct {
 	// node reporting less than this share of its configured RealMemory
 	// is invalid.
 	NodeRegMemPercent float64
-	ReturnToService   uint16
-	SelectPlugin      msg.SelectPlugin
+	// problems are what reading the configuration logs as errors and
+	// goes on (Problems).
+	problems        []string
+	ReturnToService uint16
+	SelectPlugin    msg.SelectPlugin
 	// HashVal is the slurm.conf hash (confHash); NO_VAL when not read
 	// from a file.
 	HashVal uint32
@@ -87,11 +90,14 @@ func NewConfig(c *conf.Config, path string) (*Config, error) {
 		return nil, fmt.Errorf("invalid user for SlurmdUser %s: %w", c.SlurmdUser, err)
 	}
 	if v, ok := c.SlurmctldParameters.Get("node_reg_mem_percent"); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, fmt.Errorf("SlurmctldParameters: invalid node_reg_mem_percent=%s", v)
+		// strtod as validate_node_specs: the leading number counts, a
+		// value without one is 0, and only one out of range is refused
+		// (logged, the default kept).
+		if f, ok := strtod(v); ok {
+			cfg.NodeRegMemPercent = f
+		} else {
+			cfg.problems = append(cfg.problems, fmt.Sprintf("validate_node_specs: Unable to convert node_reg_mem_percent=%s value to double", v))
 		}
-		cfg.NodeRegMemPercent = f
 	}
 	switch c.SelectType {
 	case "select/cons_tres":
@@ -197,4 +203,62 @@ func (c *Config) SuperUser(uid uint32) bool {
 // SlurmUser is validate_slurm_user: root or SlurmUser.
 func (c *Config) SlurmUser(uid uint32) bool {
 	return uid == 0 || uid == c.SlurmUID
+}
+
+// Problems are the configuration's non-fatal faults, in Slurm's words:
+// slurm.conf's diagnostics (a key given twice, a value ignored) and
+// values the controller falls back from. Slurm logs them as errors each
+// time it reads the configuration.
+func (cfg *Config) Problems() []string {
+	var out []string
+	if cfg.Conf != nil {
+		for _, w := range cfg.Conf.Warnings {
+			out = append(out, w.Msg)
+		}
+	}
+	return append(out, cfg.problems...)
+}
+
+// strtod is C's strtod on s: the longest leading decimal number (after
+// blanks), 0 when there is none; false for one out of range (ERANGE).
+func strtod(s string) (float64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	if rest := strings.ToLower(s[i:]); strings.HasPrefix(rest, "inf") || strings.HasPrefix(rest, "nan") {
+		f, _ := strconv.ParseFloat(s[:i+3], 64)
+		return f, true
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i, digits = i+1, digits+1
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return 0, true
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		k := i + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			i = k
+		}
+	}
+	f, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0, false // out of range: ERANGE
+	}
+	return f, true
 }

@@ -563,6 +563,9 @@ func (c *Controller) reconfigure(signal bool) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range cfg.Problems() {
+		c.log.Error(p)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	oldParts, oldDefault := c.parts, ""

@@ -3,6 +3,7 @@ package ctld
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,12 @@ func TestRegistrationValidation(t *testing.T) {
 		{name: "mem percent", extra: "SlurmctldParameters=node_reg_mem_percent=90\n", reg: reg("n1", 4, 950, 100), state: "IDLE", newlyUp: true},
 		{name: "mem percent low", extra: "SlurmctldParameters=node_reg_mem_percent=90\n", reg: reg("n1", 4, 800, 100), state: "INVAL",
 			reason: "Low RealMemory (reported:800 < 90.00% of configured:1000)"},
+		// strtod: the leading number, 0 when there is none.
+		{name: "mem percent prefix", extra: "SlurmctldParameters=node_reg_mem_percent=90abc\n", reg: reg("n1", 4, 800, 100), state: "INVAL",
+			reason: "Low RealMemory (reported:800 < 90.00% of configured:1000)"},
+		{name: "mem percent garbage", extra: "SlurmctldParameters=node_reg_mem_percent=abc\n", reg: reg("n1", 4, 10, 100), state: "IDLE", newlyUp: true},
+		{name: "mem percent out of range", extra: "SlurmctldParameters=node_reg_mem_percent=1e999\n", reg: reg("n1", 4, 999, 100), state: "INVAL",
+			reason: "Low RealMemory (reported:999 < 100.00% of configured:1000)"},
 		{name: "config_overrides", extra: "SlurmdParameters=config_overrides\n", reg: reg("n1", 1, 10, 1), state: "IDLE", newlyUp: true},
 		{name: "unknown node", reg: reg("zz", 4, 1000, 100), errKnown: true},
 	} {
@@ -446,5 +453,40 @@ func TestReturnToService(t *testing.T) {
 				t.Errorf("after a reboot: %s %q, want %s %q", StateString(n.State), n.Reason, tc.rebootState, tc.rebootR)
 			}
 		})
+	}
+}
+
+func TestStrtod(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"90", 90, true}, {" 90.5x", 90.5, true}, {"abc", 0, true}, {"", 0, true},
+		{"-5", -5, true}, {"1e2", 100, true}, {"1e", 1, true}, {"2.e1z", 20, true},
+		{".5", 0.5, true}, {".", 0, true}, {"1e999", 0, false},
+	} {
+		got, ok := strtod(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("strtod(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestConfigProblems: what reading slurm.conf logs and goes on from, in
+// Slurm's words.
+func TestConfigProblems(t *testing.T) {
+	c, err := conf.Parse("slurm.conf", []byte(testConf+"SlurmctldParameters=node_reg_mem_percent=1e999\nTreeWidth=10\nTreeWidth=20\n"), conf.MapFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := NewConfig(c, "slurm.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TreeWidth 1 specified more than once, latest value used",
+		"validate_node_specs: Unable to convert node_reg_mem_percent=1e999 value to double"}
+	if got := cfg.Problems(); !slices.Equal(got, want) || cfg.NodeRegMemPercent != -1 {
+		t.Errorf("problems %q, percent %v; want %q, -1", got, cfg.NodeRegMemPercent, want)
 	}
 }
