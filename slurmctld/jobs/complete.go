@@ -300,6 +300,7 @@ func (m *Manager) NodeDown(node string, cl *Cluster, now int64) (Outcome, error)
 		if !j.KillOnNodeFail && len(j.Nodes) > 1 && !prologRunning(j) {
 			// --no-kill: the job goes on without the node.
 			m.logf(slog.LevelError, "Removing failed node %s from %s", node, jobIDString(j))
+			m.preResize(j, now)
 			actions = append(actions, m.killStepsOnNode(j, node, true)...)
 			if j.Batch && j.BatchHost == node {
 				// The batch step is one of the steps on the node.

@@ -6,10 +6,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/goslurm/goslurm/protocol/msg"
 )
 
 // jobComp is job_completion_logger's jobcomp_g_write: for
-// JobCompType=jobcomp/filetxt one line per finished job in JobCompLoc.
+// JobCompType=jobcomp/filetxt one line per finished job in JobCompLoc
+// (and one per resize of a running job, preResize).
 // The TRES and the partition time limit need the cluster view, so the
 // line is completed when the controller takes the hooks (TakeScripts).
 func (m *Manager) jobComp(j *Job) {
@@ -64,14 +67,19 @@ func (m *Manager) jobCompEnv(j *Job) []string {
 	set("ARRAYTASKID", u(task))
 	set("UID", u(j.UserID))
 	set("GID", u(j.GroupID))
-	start := j.StartTime
+	start, end := j.StartTime, j.EndTime
 	if j.ResizeTime != 0 {
 		start = j.ResizeTime
 	} else if j.StartTime > j.EndTime {
 		start = 0
 	}
+	state := jobStateBaseName(j)
+	if j.State&msg.JobResizing != 0 {
+		// The part of the job that ran until the resize (preResize).
+		end, state = j.ResizeTime, "RESIZING"
+	}
 	set("START", i64(start))
-	set("END", i64(j.EndTime))
+	set("END", i64(end))
 	set("SUBMIT", i64(j.SubmitTime))
 	set("PROCS", u(j.TotalCPUs))
 	set("NODECNT", strconv.Itoa(len(j.Nodes)))
@@ -92,7 +100,7 @@ func (m *Manager) jobCompEnv(j *Job) []string {
 	set("NODES", j.nodeList())
 	set("ACCOUNT", j.Account)
 	set("JOBNAME", j.Name)
-	set("JOBSTATE", jobStateBaseName(j))
+	set("JOBSTATE", state)
 	part := j.Partition
 	if part == "" {
 		part = joinPartitions(j.Partitions)
@@ -210,6 +218,12 @@ func (r *compRecord) line() string {
 // limit and the TRES need the cluster view and are filled in later.
 func (m *Manager) jobCompRecord(j *Job) compRecord {
 	var start string
+	end, state := j.EndTime, jobStateBaseName(j)
+	if j.State&msg.JobResizing != 0 {
+		// The part of the job that ran until the resize (preResize),
+		// in the state with its flags (job_state_string).
+		end, state = j.ResizeTime, jobStateString(j.State)
+	}
 	switch {
 	case j.ResizeTime != 0:
 		start = compTime(j.ResizeTime)
@@ -238,8 +252,8 @@ func (m *Manager) jobCompRecord(j *Job) compRecord {
 		array = fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%d", j.ArrayJobID, j.ArrayTaskID)
 	}
 	return compRecord{JobID: j.ID, UID: j.UserID, GID: j.GroupID,
-		User: m.userName(j), Group: m.groupName(j.GroupID), Name: orNull(j.Name), State: jobStateBaseName(j),
-		Partition: orNull(part), Start: start, End: compTime(j.EndTime), Nodes: orNull(j.nodeList()),
+		User: m.userName(j), Group: m.groupName(j.GroupID), Name: orNull(j.Name), State: state,
+		Partition: orNull(part), Start: start, End: compTime(end), Nodes: orNull(j.nodeList()),
 		NodeCnt: uint32(len(j.Nodes)), ProcCnt: j.TotalCPUs, WorkDir: workDir, Resv: j.Reservation,
 		Account: j.Account, QOS: j.QOS, Cluster: "unknown", Submit: submit, Eligible: eligible, Array: array,
 		DerivedEC: exitPair(j.DerivedEC), ExitCode: exitPair(j.ExitCode)}

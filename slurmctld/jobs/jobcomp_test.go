@@ -107,3 +107,58 @@ func TestJobCompFiletxtHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestJobCompResize: a job losing a node (--no-kill and a node failure,
+// job_pre_resize_acctg) is logged as it ran until then, all its nodes
+// and CPUs, as RESIZING from its start to the resize; its end record
+// starts at the resize and has the nodes left. jobcomp/script gets the
+// same split.
+func TestJobCompResize(t *testing.T) {
+	for _, typ := range []string{"jobcomp/filetxt", "jobcomp/script"} {
+		t.Run(typ, func(t *testing.T) {
+			m := hookManager(HookConfig{JobCompType: typ, JobCompLoc: "/var/log/jc"})
+			cl := testCluster()
+			j := noKillAlloc(t, m, cl, 0)
+			cpus := j.TotalCPUs
+			if _, err := m.NodeDown("n2", cl, t0+5); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Kill(&msg.JobStepKillRequest{StepID: msg.StepID{JobID: j.ID, StepID: NoVal, StepHetComp: NoVal}, Signal: 9}, alice, cl, t0+9); err != nil {
+				t.Fatal(err)
+			}
+			kind := ScriptJobCompFile
+			if typ == "jobcomp/script" {
+				kind = ScriptJobCompScript
+			}
+			recs := scriptsOf(m.TakeScripts(cl), kind)
+			if len(recs) != 2 {
+				t.Fatalf("%d records, want 2", len(recs))
+			}
+			tm := compTime
+			want := [][]string{
+				{"JobState=RESIZING", "StartTime=" + tm(t0+5) + " ", "EndTime=" + tm(t0+5) + " ", "NodeList=n[1-3] NodeCnt=3 ProcCnt=" + fmt.Sprint(cpus) + " "},
+				{"JobState=CANCELLED", "StartTime=" + tm(t0+5) + " ", "EndTime=" + tm(t0+9) + " ", "NodeList=n[1,3] NodeCnt=2 "},
+			}
+			if typ == "jobcomp/script" {
+				want = [][]string{
+					{"JOBSTATE=RESIZING", fmt.Sprint("START=", t0+5), fmt.Sprint("END=", t0+5), "NODES=n[1-3]", "NODECNT=3", fmt.Sprint("PROCS=", cpus)},
+					{"JOBSTATE=CANCELLED", fmt.Sprint("START=", t0+5), fmt.Sprint("END=", t0+9), "NODES=n[1,3]", "NODECNT=2"},
+				}
+			}
+			for i, r := range recs {
+				got := r.Line
+				if typ == "jobcomp/script" {
+					got = strings.Join(r.Env, "\n") + "\n"
+				}
+				for _, w := range want[i] {
+					if typ == "jobcomp/script" {
+						w = "\n" + w + "\n"
+					}
+					if !strings.Contains("\n"+got, w) {
+						t.Errorf("record %d lacks %q:\n%s", i, w, got)
+					}
+				}
+			}
+		})
+	}
+}

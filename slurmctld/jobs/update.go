@@ -257,7 +257,8 @@ func (m *Manager) updateReqNodes(j *Job, d *msg.JobDesc, cl *Cluster, now int64,
 		}
 		if len(drop) == 0 {
 			// Slurm goes through the resize all the same.
-			j.ResizeTime = now
+			m.preResize(j, now)
+			m.touch(j, now)
 		}
 		return m.shrink(j, drop, cl, now, actions)
 	}
@@ -539,6 +540,7 @@ func (m *Manager) shrink(j *Job, drop []int, cl *Cluster, now int64, actions *[]
 		// updateOne's callers (array task updates) cannot send messages.
 		return serr(slurmerr.ESLURM_NOT_SUPPORTED)
 	}
+	m.preResize(j, now)
 	gone := make([]string, len(drop))
 	for i, k := range drop {
 		gone[i] = j.Nodes[k]
@@ -584,6 +586,16 @@ func (m *Manager) killStepsOnNode(j *Job, node string, nodeFail bool) []Action {
 		}
 	}
 	return actions
+}
+
+// preResize is job_pre_resize_acctg: the job as it ran up to now goes to
+// the completion log as a RESIZING record (from its last resize, or its
+// start, to now), and what it runs from now on is timed from now.
+func (m *Manager) preResize(j *Job, now int64) {
+	j.ResizeTime = now
+	j.State |= msg.JobResizing
+	m.jobComp(j)
+	j.State &^= msg.JobResizing
 }
 
 // resized is excise_node_from_job and job_post_resize_acctg for nodes

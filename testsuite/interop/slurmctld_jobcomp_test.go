@@ -16,7 +16,7 @@ import (
 // TestSlurmctldJobCompFiletxt: JobCompType=jobcomp/filetxt writes one
 // record per finished job to JobCompLoc, field for field as real
 // slurmctld: completed, failed, cancelled while pending and while
-// running, requeued, array tasks, a time limit.
+// running, requeued, array tasks, a time limit, a job shrunk.
 func TestSlurmctldJobCompFiletxt(t *testing.T) {
 	real := ctldharness.RealSbin(t, "slurmctld")
 	ours := ctldBuildOurs(t)
@@ -77,6 +77,14 @@ func TestSlurmctldJobCompFiletxt(t *testing.T) {
 			ctldWaitJobStr(t, c, fmt.Sprint(arr)+id, done...)
 		}
 		out["with array"] = lines(8)
+		// A shrink (job_pre_resize_acctg) logs the job up to it as
+		// RESIZING; its end record then starts at the resize.
+		s := sb("-J", "shrink", "-N", "2", "--wrap", "sleep 60")
+		ctldWaitJob(t, c, s, 60*time.Second, "RUNNING")
+		out["shrink"] = ctldRun(c, "scontrol", "update", fmt.Sprintf("jobid=%d", s), "NumNodes=1")
+		ctldRun(c, "scancel", fmt.Sprint(s))
+		ctldWaitJob(t, c, s, 60*time.Second, done...)
+		out["with resize"] = lines(10)
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, run)
