@@ -109,9 +109,10 @@ func TestJobCompFiletxtHostile(t *testing.T) {
 }
 
 // TestJobCompResize: a job losing a node (--no-kill and a node failure,
-// job_pre_resize_acctg) is logged as it ran until then, all its nodes
-// and CPUs, as RESIZING from its start to the resize; its end record
-// starts at the resize and has the nodes left. jobcomp/script gets the
+// job_pre_resize_acctg) is logged as RESIZING with all its nodes and
+// CPUs, starting and ending at the resize (resize_time is set before the
+// record is written); its end record starts at the resize and has the
+// nodes left. jobcomp/script gets the
 // same split.
 func TestJobCompResize(t *testing.T) {
 	for _, typ := range []string{"jobcomp/filetxt", "jobcomp/script"} {

@@ -589,8 +589,9 @@ func (m *Manager) killStepsOnNode(j *Job, node string, nodeFail bool) []Action {
 }
 
 // preResize is job_pre_resize_acctg: the job as it ran up to now goes to
-// the completion log as a RESIZING record (from its last resize, or its
-// start, to now), and what it runs from now on is timed from now.
+// the completion log as a RESIZING record, with all its nodes, and what
+// it runs from now on is timed from now. Slurm sets resize_time before it
+// writes that record, so the record starts and ends now.
 func (m *Manager) preResize(j *Job, now int64) {
 	j.ResizeTime = now
 	j.State |= msg.JobResizing
