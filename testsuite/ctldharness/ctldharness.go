@@ -459,6 +459,13 @@ func (c *Cluster) Env() []string {
 	if c.opts.LocalMunge && c.Munge != nil {
 		env = append(env, "GOSLURM_MUNGE_KEY="+c.Munge.KeyFile)
 	}
+	// The benchmark aids (GOSLURM_PERF_CPUPROFILE, ...) reach our
+	// controller when the test run sets them.
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GOSLURM_PERF_") {
+			env = append(env, kv)
+		}
+	}
 	return env
 }
 
