@@ -189,11 +189,16 @@ func (s *srun) runHet(cli *launch.CLI, ctl *launch.Ctl, args []string, o *jobopt
 	if !ok {
 		return code, nil
 	}
-	for _, c := range comps {
-		if c.o.TestOnly {
-			s.log.Errorf("--test-only of heterogeneous jobs is not supported by goslurm's srun yet")
-			return s.errorExit, nil
+	if comps[len(comps)-1].o.TestOnly {
+		// srun's global options are the last component's (options
+		// carry over): allocate_test asks slurm_job_will_run of each
+		// component in turn, up to the first refusal.
+		for _, c := range comps {
+			if code := s.testOnly(ctl, c.o, c.argv, strings.Join(args, " ")); code != 0 {
+				return code, nil
+			}
 		}
+		return 0, nil
 	}
 	jobID := s.sopt.jobID
 	if jobID == 0 {

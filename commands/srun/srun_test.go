@@ -37,7 +37,6 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"srun", "--mpi=pmi2", "true"}, 255, "srun: error: --mpi=pmi2 is not supported by goslurm's srun yet\n"},
 		// A het job allocation is refused before it is sent.
 		{[]string{"srun", "-r1", "-n1", "true", ":", "-n1", "true"}, 1, "srun: fatal: --relative option invalid for job allocation request\n"},
-		{[]string{"srun", "-n1", "true", ":", "--test-only", "-n1", "true"}, 1, "srun: error: --test-only of heterogeneous jobs is not supported by goslurm's srun yet\n"},
 		{[]string{"srun", "-N1"}, 1, "srun: fatal: No command given to execute.\n"},
 		{[]string{"srun", "--pty", "-o", "x", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},
 		{[]string{"srun", "--pty", "--input=none", "true"}, 1, "srun: error: --error/--input/--output are incompatible with --pty\n"},

@@ -36,6 +36,11 @@ func hetAllocCases(t *testing.T, work string) []srCase {
 		// --het-group=0,1 makes a het job; one group alone a plain job.
 		{name: "srun het-group", args: []string{"srun", "-l", "--het-group=0,1", "sh", "-c", "echo $SLURM_HET_SIZE $SLURM_JOB_NUM_NODES $SLURM_PROCID"}},
 		{name: "srun het-group one", args: []string{"srun", "--het-group=1", "sh", "-c", "echo $SLURM_HET_SIZE $SLURM_JOB_NUM_NODES; squeue -h -o %j"}},
+		// --test-only is srun's global option, the last component's
+		// (options carry over): each component is asked in turn.
+		{name: "srun test-only", args: []string{"srun", "-n1", "true", ":", "--test-only", "-n1", "true"}},
+		{name: "srun test-only first", args: []string{"srun", "--test-only", "-n1", "true", ":", "-N2", "true"}},
+		{name: "srun test-only impossible", args: []string{"srun", "--test-only", "-N1", "true", ":", "-N3", "true"}},
 		{name: "salloc env", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "sh", env}},
 		{name: "salloc tasks", args: []string{"salloc", "-Q", "-n2", ":", "-N1", "-n1", "sh", "-c", "env | grep -E '^SLURM_(NTASKS|NPROCS|TASKS_PER_NODE)' | sort"}},
 		{name: "salloc srun het-group", args: []string{"salloc", "-Q", "-N1", ":", "-N1", "srun", "-l", "--het-group=0,1", "sh", "-c", "echo $SLURM_PROCID $SLURMD_NODENAME $SLURM_HET_SIZE"}},
