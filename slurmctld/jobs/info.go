@@ -319,6 +319,9 @@ func (m *Manager) reqTRES(j *Job, cl *Cluster) (cpus, mem, nodes, billing uint64
 	if (j.Running() || j.Finished()) && !neverAllocated(j) {
 		c = j.TotalCPUs
 	}
+	if j.ReqCPUs != 0 {
+		c = j.ReqCPUs
+	}
 	if c == NoVal || c == 0 {
 		c = n
 	}
@@ -341,6 +344,9 @@ func (m *Manager) reqTRES(j *Job, cl *Cluster) (cpus, mem, nodes, billing uint64
 		mem = (j.PnMinMemory &^ memPerCPU) * cpus
 	default:
 		mem = j.PnMinMemory * nodes
+	}
+	if j.ReqNodeCnt != 0 {
+		nodes = uint64(j.ReqNodeCnt)
 	}
 	billing = cpus
 	if w := m.weights(name); w != nil {

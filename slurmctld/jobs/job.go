@@ -252,7 +252,13 @@ type Job struct {
 	// batch_flag less one (scontrol show job's BatchFlag).
 	FailRequeues uint16 `json:",omitempty"`
 	// ResizeTime is when the running job last lost nodes (resize_time).
-	ResizeTime int64   `json:",omitempty"`
+	ResizeTime int64 `json:",omitempty"`
+	// ReqCPUs and ReqNodeCnt, when set, are the CPU and node counts of the
+	// job's requested TRES (tres_req_cnt) fixed by a resize: losing
+	// nodes leaves them as they were, an update of NumNodes sets the
+	// node count (_update_job) (0: from the job as it is, reqTRES).
+	ReqCPUs    uint32  `json:",omitempty"`
+	ReqNodeCnt uint32  `json:",omitempty"`
 	Steps      []*Step `json:",omitempty"`
 	NextStepID uint32  `json:",omitempty"`
 

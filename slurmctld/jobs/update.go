@@ -522,7 +522,11 @@ func (m *Manager) shrinkTo(j *Job, n uint32, cl *Cluster, now int64, actions *[]
 			drop = append(drop, k)
 		}
 	}
-	return m.shrink(j, drop, cl, now, actions)
+	if err := m.shrink(j, drop, cl, now, actions); err != nil {
+		return err
+	}
+	j.ReqNodeCnt = n // the request's node count is the update's
+	return nil
 }
 
 // shrink releases nodes drop (indexes into j.Nodes) of a running job, as
@@ -593,6 +597,9 @@ func (m *Manager) killStepsOnNode(j *Job, node string, nodeFail bool) []Action {
 // it runs from now on is timed from now. Slurm sets resize_time before it
 // writes that record, so the record starts and ends now.
 func (m *Manager) preResize(j *Job, now int64) {
+	if j.ReqCPUs == 0 {
+		j.ReqCPUs = j.TotalCPUs // what it asked for stays as it was
+	}
 	j.ResizeTime = now
 	j.State |= msg.JobResizing
 	m.jobComp(j)
