@@ -138,7 +138,9 @@ func TestJobCompResize(t *testing.T) {
 			tm := compTime
 			want := [][]string{
 				{"JobState=RESIZING", "StartTime=" + tm(t0+5) + " ", "EndTime=" + tm(t0+5) + " ", "NodeList=n[1-3] NodeCnt=3 ProcCnt=" + fmt.Sprint(cpus) + " "},
-				{"JobState=CANCELLED", "StartTime=" + tm(t0+5) + " ", "EndTime=" + tm(t0+9) + " ", "NodeList=n[1,3] NodeCnt=2 "},
+				// The request's TRES stay as they were (tres_req_cnt).
+				{"JobState=CANCELLED", "StartTime=" + tm(t0+5) + " ", "EndTime=" + tm(t0+9) + " ", "NodeList=n[1,3] NodeCnt=2 ",
+					fmt.Sprintf(" Tres=cpu=%d,", cpus), ",node=3,"},
 			}
 			if typ == "jobcomp/script" {
 				want = [][]string{
