@@ -61,12 +61,12 @@ func openPerfTrace(path string) *perfFile {
 
 // perfEvent records event for job id (0: not about one job).
 func perfEvent(event string, id uint32, detail any) {
+	if event == "launch-send" {
+		perfProfileOnce.Do(perfProfile) // with or without a trace
+	}
 	p := perfTrace
 	if p == nil {
 		return
-	}
-	if event == "launch-send" {
-		perfProfileOnce.Do(perfProfile)
 	}
 	line := fmt.Sprintf("%d %s %d %v\n", time.Now().UnixNano(), event, id, detail)
 	p.mu.Lock()

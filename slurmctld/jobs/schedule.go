@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"math/bits"
 	"strings"
 
@@ -41,11 +42,22 @@ type Usage struct {
 // more than one job (shared, or given back to a resumed job that others
 // took meanwhile) count once, as the union of the jobs' core bitmaps.
 func (m *Manager) NodeUsage(n int) []Usage {
+	m.notePendingHolders()
+	all := m.holders
+	if VerifyNodeUsage {
+		all = m.jobs
+	}
 	u := make([]Usage, n)
 	held := make([][]uint64, n)
-	for _, j := range m.jobs {
+	for id, j := range all {
 		if !j.holdsResources() {
+			if !VerifyNodeUsage {
+				delete(m.holders, id)
+			}
 			continue
+		}
+		if VerifyNodeUsage && m.holders[id] != j {
+			panic(fmt.Sprintf("jobs: %s holds nodes (state %#x) but is not among the holders", jobIDString(j), j.State))
 		}
 		cores := !j.coresReleased()
 		for k, i := range j.NodeIdx {
@@ -79,6 +91,10 @@ func (m *Manager) NodeUsage(n int) []Usage {
 	}
 	return u
 }
+
+// VerifyNodeUsage makes NodeUsage walk every job and panic on one that
+// holds nodes but is not among the holders: set by tests.
+var VerifyNodeUsage bool
 
 // newCPUs marks the cores job j holds on its k-th node in held (a bitmap
 // of core ids) and returns the CPUs they add that no other job's cores

@@ -459,10 +459,11 @@ func (c *Cluster) Env() []string {
 	if c.opts.LocalMunge && c.Munge != nil {
 		env = append(env, "GOSLURM_MUNGE_KEY="+c.Munge.KeyFile)
 	}
-	// The benchmark aids (GOSLURM_PERF_CPUPROFILE, ...) reach our
-	// controller when the test run sets them.
+	// The benchmark and test aids (GOSLURM_PERF_CPUPROFILE,
+	// GOSLURM_VERIFY_NODE_USAGE, ...) reach our controller when the test
+	// run sets them.
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GOSLURM_PERF_") {
+		if strings.HasPrefix(kv, "GOSLURM_PERF_") || strings.HasPrefix(kv, "GOSLURM_VERIFY_") {
 			env = append(env, kv)
 		}
 	}

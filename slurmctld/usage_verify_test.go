@@ -1,0 +1,6 @@
+package main
+
+import "github.com/goslurm/goslurm/slurmctld/jobs"
+
+// The daemon's tests check the job manager's holders index too.
+func init() { jobs.VerifyNodeUsage = true }
