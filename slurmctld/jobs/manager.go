@@ -244,9 +244,9 @@ type Manager struct {
 	// leaves when NodeUsage finds it holds none.
 	holders map[uint32]*Job
 	arrays  arrayIndex // records by array (array_index.go)
-	order  []uint32   // ids, ascending: deterministic iteration
-	sorted bool
-	nextID uint32
+	order   []uint32   // ids, ascending: deterministic iteration
+	sorted  bool
+	nextID  uint32
 
 	lastUpdate int64
 	pending    []record // records of the call in progress
