@@ -219,44 +219,23 @@ func (cfg *Config) Problems() []string {
 	return append(out, cfg.problems...)
 }
 
-// strtod is C's strtod on s: the longest leading decimal number (after
-// blanks), 0 when there is none; false for one out of range (ERANGE).
+// strtod is C's strtod on s: the longest leading number (after blanks),
+// 0 when there is none; false for one out of range (ERANGE).
 func strtod(s string) (float64, bool) {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	sign := 0
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		sign = 1
 	}
-	if rest := strings.ToLower(s[i:]); strings.HasPrefix(rest, "inf") || strings.HasPrefix(rest, "nan") {
-		f, _ := strconv.ParseFloat(s[:i+3], 64)
+	if rest := strings.ToLower(t[sign:]); strings.HasPrefix(rest, "inf") || strings.HasPrefix(rest, "nan") {
+		f, _ := strconv.ParseFloat(t[:sign+3], 64)
 		return f, true
 	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i, digits = i+1, digits+1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, digits = i+1, digits+1
-		}
-	}
-	if digits == 0 {
+	n := conf.FloatPrefix(t)
+	if n == 0 {
 		return 0, true
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		k := i + 1
-		if k < len(s) && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-				k++
-			}
-			i = k
-		}
-	}
-	f, err := strconv.ParseFloat(s[:i], 64)
+	f, err := strconv.ParseFloat(t[:n], 64)
 	if err != nil {
 		return 0, false // out of range: ERANGE
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/goslurm/goslurm/conf"
 )
 
 // TRESKey is how this package names a TRES in weight and count maps:
@@ -49,7 +51,7 @@ func parseTRESWeightItem(item string, out map[string]float64) error {
 		return fmt.Errorf("\"%s\" is an invalid TRES weight entry", item)
 	}
 	typ, name, _ := strings.Cut(typ, "/")
-	n := cFloatPrefix(val)
+	n := conf.FloatPrefix(val)
 	w := 0.0
 	if n > 0 {
 		var err error
@@ -82,44 +84,4 @@ func upper(b byte) byte {
 		return b - 'a' + 'A'
 	}
 	return b
-}
-
-// cFloatPrefix returns how many bytes of s C's strtod would read as a
-// decimal number: optional white space and sign, digits with an optional
-// point, an optional exponent. 0 means no number.
-func cFloatPrefix(s string) int {
-	i := 0
-	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
-		i++
-	}
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i, digits = i+1, digits+1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, digits = i+1, digits+1
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k > j {
-			i = k
-		}
-	}
-	return i
 }
