@@ -192,3 +192,59 @@ func TestSlurmctldNoKillSlurmdTimeout(t *testing.T) {
 	}
 	ctldCompare(t, want, got)
 }
+
+// TestSlurmctldNoKillBatchHostDown: a --no-kill batch job whose batch
+// host (n1) goes DOWN loses it as any other node: the batch step is one
+// of the steps on the node, killed there (kill_step_on_node), so the
+// script ends and with it the job: FAILED, on n2 alone.
+func TestSlurmctldNoKillBatchHostDown(t *testing.T) {
+	real := ctldharness.RealSbin(t, "slurmctld")
+	ours := ctldBuildOurs(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2})
+	nodeStates := func() string {
+		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+		return strings.Join(strings.Fields(out), " ")
+	}
+	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
+		out := map[string]string{}
+		job := ctldSbatch(t, c, "-D", dir, "-o", "/dev/null", "-k", "-N", "2", "--wrap", "srun --no-kill --overlap -N2 sleep 300")
+		ctldWaitJob(t, c, job, 60*time.Second, "RUNNING")
+		if err := c.Poll(60*time.Second, func() bool {
+			s, _, _ := c.Run("squeue", "-h", "-s", "-j", fmt.Sprint(job), "-o", "%i")
+			return strings.Contains(s, fmt.Sprintf("%d.0", job))
+		}); err != nil {
+			t.Fatalf("job %d: step 0 never started", job)
+		}
+		out["1 down: update"] = ctldRun(c, "scontrol", "update", "nodename=n1", "state=down", "reason=test")
+		end := ctldWaitJob(t, c, job, 60*time.Second, "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL")
+		out["2 ended: state"] = end
+		show, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(job))
+		// The SIGKILL reaches the script's shell and its srun in either
+		// order: the shell killed (ExitCode 0:9, shown with Reason
+		// JobLaunchFailure) or the shell exiting 137 after its srun.
+		// Real slurmctld shows both from run to run.
+		killed := strings.NewReplacer("Reason=JobLaunchFailure ExitCode=0:9", "<killed>",
+			"Reason=NonZeroExitCode ExitCode=137:0", "<killed>")
+		out["2 ended: job"] = killed.Replace(fmt.Sprintln(noKillJobRE.FindAllString(show, -1)))
+		if err := c.Poll(60*time.Second, func() bool {
+			s := nodeStates()
+			return !strings.Contains(s, "n2=alloc") && !strings.Contains(s, "n2=mix") && !strings.Contains(s, "compl")
+		}); err != nil {
+			t.Logf("nodes %q", nodeStates())
+		}
+		out["3 nodes"] = nodeStates()
+		ctldRun(c, "scontrol", "update", "nodename=n1", "state=resume")
+		return out
+	}
+	want, got := ctldOnBoth(t, c, real, ours, collect)
+	if testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			t.Logf("%s (real):\n%s", k, want[k])
+		}
+	}
+	ctldCompare(t, want, got)
+}
