@@ -322,6 +322,7 @@ func (m *Manager) sortOrder() {
 
 func (m *Manager) insert(j *Job) {
 	m.jobs[j.ID] = j
+	delete(m.holders, j.ID) // a record replaced (state replay) leaves
 	m.noteHolder(j)
 	m.arrays.add(j)
 	if m.sorted && (len(m.order) == 0 || m.order[len(m.order)-1] < j.ID) {

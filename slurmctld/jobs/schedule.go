@@ -50,7 +50,7 @@ func (m *Manager) NodeUsage(n int) []Usage {
 	u := make([]Usage, n)
 	held := make([][]uint64, n)
 	for id, j := range all {
-		if !j.holdsResources() {
+		if !j.holdsResources() || m.jobs[id] != j {
 			if !VerifyNodeUsage {
 				delete(m.holders, id)
 			}
