@@ -158,7 +158,9 @@ func openJobs(cli *CLI, cfg *ctld.Config, ctl *ctld.Controller, signer jobcred.S
 	}
 	// A test aid: the test suites run our controller with the job
 	// manager's index of jobs holding nodes checked after every call.
-	jobs.VerifyNodeUsage = os.Getenv("GOSLURM_VERIFY_NODE_USAGE") == "1"
+	if os.Getenv("GOSLURM_VERIFY_NODE_USAGE") == "1" {
+		jobs.VerifyNodeUsage = true
+	}
 	m := jobs.New(jcfg, nil)
 	st, err := state.Open(dir, state.Options{IgnoreErrors: cli.Ignore, Logger: log}, m)
 	if err != nil {
