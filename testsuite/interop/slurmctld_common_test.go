@@ -1,11 +1,13 @@
 package interop
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,4 +93,22 @@ func ctldOnBoth[T any](t *testing.T, c *ctldharness.Cluster, real, ours string, 
 	got = collect(t, c)
 	c.Stop()
 	return want, got
+}
+
+// ctldNodeStates is sinfo's node states on one line: "n1=idle n2=mixed".
+func ctldNodeStates(c *ctldharness.Cluster) string {
+	out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
+	return strings.Join(strings.Fields(out), " ")
+}
+
+// ctldCompareShown is ctldCompare that first logs, with -v, what real
+// slurmctld gave for each key.
+func ctldCompareShown(t *testing.T, want, got map[string]string) {
+	t.Helper()
+	if testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			t.Logf("%s (real):\n%s", k, want[k])
+		}
+	}
+	ctldCompare(t, want, got)
 }

@@ -228,10 +228,6 @@ exit 0
 			}
 		}
 	}
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
-	}
 	sendFailures := func() int {
 		b, _ := os.ReadFile(filepath.Join(c.Dir, "log", "slurmd-n2.log"))
 		return strings.Count(string(b), "Unable to send epilog complete message")
@@ -244,8 +240,8 @@ exit 0
 		e := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-J", "waitepi", "-N", "2", "--wrap", "true")
 		ctldWaitJob(t, c, e, 60*time.Second, "COMPLETING")
 		out[tag+" before: epilog"] = hookRuns(t, c, dir, "epilog", 1)
-		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=completing" }); err != nil {
-			t.Fatalf("nodes %q, want n1 idle and n2 completing", nodeStates())
+		if err := c.Poll(60*time.Second, func() bool { return ctldNodeStates(c) == "n1=idle n2=completing" }); err != nil {
+			t.Fatalf("nodes %q, want n1 idle and n2 completing", ctldNodeStates(c))
 		}
 		// The state on disk must have all this before the crash: a
 		// change made after it, found in a state file. A file's mtime
@@ -266,8 +262,8 @@ exit 0
 	// finish checks the job after the restart and lets it end.
 	finish := func(t *testing.T, c *ctldharness.Cluster, out map[string]string, tag string, e uint32) {
 		out[tag+" restart: epilog"] = hookRuns(t, c, dir, "epilog", 1)
-		if err := c.Poll(60*time.Second, func() bool { return strings.HasPrefix(nodeStates(), "n1=idle n2=idle") }); err != nil {
-			t.Errorf("%s: nodes %q after the node epilog, want idle", tag, nodeStates())
+		if err := c.Poll(60*time.Second, func() bool { return strings.HasPrefix(ctldNodeStates(c), "n1=idle n2=idle") }); err != nil {
+			t.Errorf("%s: nodes %q after the node epilog, want idle", tag, ctldNodeStates(c))
 		}
 		out[tag+" node done: job"] = ctldJobFields(c, e)
 		touch("go-waitepi")

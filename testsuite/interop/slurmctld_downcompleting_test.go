@@ -2,11 +2,8 @@ package interop
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,10 +40,6 @@ exit 0
 			t.Fatal(err)
 		}
 	}
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
-	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := map[string]string{}
 		for _, g := range []string{"go-*", "hold-*"} {
@@ -61,14 +54,14 @@ exit 0
 		touch("hold-n2")
 		job := ctldSbatch(t, c, "-D", c.Dir, "-o", "/dev/null", "-N", "2", "--wrap", "true")
 		ctldWaitJob(t, c, job, 60*time.Second, "COMPLETING")
-		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=completing n2=completing" }); err != nil {
-			t.Fatalf("nodes %q, want both completing", nodeStates())
+		if err := c.Poll(60*time.Second, func() bool { return ctldNodeStates(c) == "n1=completing n2=completing" }); err != nil {
+			t.Fatalf("nodes %q, want both completing", ctldNodeStates(c))
 		}
 		// What the commands see right after each update, without waiting.
 		look := func(tag string) {
 			out[tag+": squeue"] = ctldRun(c, "squeue", "-h", "-o", "%i %T %N")
 			out[tag+": job"] = ctldJobFields(c, job)
-			out[tag+": nodes"] = nodeStates()
+			out[tag+": nodes"] = ctldNodeStates(c)
 		}
 		look("1 completing")
 		for i, n := range []string{"n2", "n1"} {
@@ -79,18 +72,12 @@ exit 0
 		touch("go-n1")
 		touch("go-n2")
 		out["4 resume"] = ctldRun(c, "scontrol", "update", "nodename=n[1-2]", "state=resume")
-		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=idle" }); err != nil {
-			t.Fatalf("nodes %q after resume, want idle", nodeStates())
+		if err := c.Poll(60*time.Second, func() bool { return ctldNodeStates(c) == "n1=idle n2=idle" }); err != nil {
+			t.Fatalf("nodes %q after resume, want idle", ctldNodeStates(c))
 		}
 		out["5 after: job"] = ctldJobFields(c, job)
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
-	if testing.Verbose() {
-		keys := slices.Sorted(maps.Keys(want))
-		for _, k := range keys {
-			t.Logf("%s (real):\n%s", k, want[k])
-		}
-	}
-	ctldCompare(t, want, got)
+	ctldCompareShown(t, want, got)
 }

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,10 +50,6 @@ touch %[1]s/ready-$SLURM_STEP_ID-$SLURMD_NODENAME
 exec sleep 300
 `, dir), 0o755); err != nil {
 		t.Fatal(err)
-	}
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
 	}
 	steps := func(job uint32) string {
 		out, _, _ := c.Run("squeue", "-h", "-s", "-j", fmt.Sprint(job), "-o", "%i %N")
@@ -105,7 +100,7 @@ exec sleep 300
 		look := func(tag string) {
 			lookJob(tag)
 			out[tag+": steps"] = steps(job)
-			out[tag+": nodes"] = nodeStates()
+			out[tag+": nodes"] = ctldNodeStates(c)
 		}
 		look("1 running")
 		out["2 down: update"] = ctldRun(c, "scontrol", "update", "nodename=n2", "state=down", "reason=test")
@@ -127,7 +122,7 @@ exec sleep 300
 		}
 		// n2's slurmd answers the step kill: ReturnToService=2 brings
 		// it back (node_did_resp).
-		if err := c.Poll(30*time.Second, func() bool { return !strings.Contains(nodeStates(), "n2=down") }); err != nil {
+		if err := c.Poll(30*time.Second, func() bool { return !strings.Contains(ctldNodeStates(c), "n2=down") }); err != nil {
 			t.Logf("n2 still down")
 		}
 		look("3 step gone")
@@ -139,18 +134,13 @@ exec sleep 300
 		out["4 scancel"] = ctldRun(c, "scancel", fmt.Sprint(job))
 		ctldWaitJob(t, c, job, 60*time.Second, "CANCELLED")
 		look("4 cancelled")
-		if err := c.Poll(60*time.Second, func() bool { return nodeStates() == "n1=idle n2=idle n3=idle" }); err != nil {
-			t.Fatalf("nodes %q after the job, want idle", nodeStates())
+		if err := c.Poll(60*time.Second, func() bool { return ctldNodeStates(c) == "n1=idle n2=idle n3=idle" }); err != nil {
+			t.Fatalf("nodes %q after the job, want idle", ctldNodeStates(c))
 		}
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
-	if testing.Verbose() {
-		for _, k := range slices.Sorted(maps.Keys(want)) {
-			t.Logf("%s (real):\n%s", k, want[k])
-		}
-	}
-	ctldCompare(t, want, got)
+	ctldCompareShown(t, want, got)
 }
 
 // TestSlurmctldNoKillSlurmdTimeout: a --no-kill job whose node stops
@@ -163,34 +153,25 @@ func TestSlurmctldNoKillSlurmdTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2, ExtraConf: []string{"SlurmdTimeout=6"}})
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
-	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := map[string]string{}
 		defer c.StartNode("n2") // for the next controller
 		job := ctldSbatch(t, c, "-D", dir, "-o", "/dev/null", "-k", "-N", "2", "--wrap", "sleep 300")
 		ctldWaitJob(t, c, job, 60*time.Second, "RUNNING")
 		c.StopNode("n2")
-		if err := c.Poll(90*time.Second, func() bool { return strings.Contains(nodeStates(), "n2=down") }); err != nil {
-			t.Fatalf("nodes %q, want n2 down", nodeStates())
+		if err := c.Poll(90*time.Second, func() bool { return strings.Contains(ctldNodeStates(c), "n2=down") }); err != nil {
+			t.Fatalf("nodes %q, want n2 down", ctldNodeStates(c))
 		}
 		show, _, _ := c.Run("scontrol", "show", "job", "-o", fmt.Sprint(job))
 		out["job"] = fmt.Sprintln(noKillJobRE.FindAllString(show, -1))
 		out["squeue"] = ctldRun(c, "squeue", "-h", "-o", "%i %T %D %C %N")
-		out["nodes"] = nodeStates()
+		out["nodes"] = ctldNodeStates(c)
 		out["scancel"] = ctldRun(c, "scancel", fmt.Sprint(job))
 		ctldWaitJob(t, c, job, 60*time.Second, "CANCELLED")
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
-	if testing.Verbose() {
-		for _, k := range slices.Sorted(maps.Keys(want)) {
-			t.Logf("%s (real):\n%s", k, want[k])
-		}
-	}
-	ctldCompare(t, want, got)
+	ctldCompareShown(t, want, got)
 }
 
 // TestSlurmctldNoKillBatchHostDown: a --no-kill batch job whose batch
@@ -205,10 +186,6 @@ func TestSlurmctldNoKillBatchHostDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ctldharness.New(t, ctldharness.Options{Nodes: 2, CPUs: 2})
-	nodeStates := func() string {
-		out, _, _ := c.Run("sinfo", "-h", "-N", "-o", "%N=%T")
-		return strings.Join(strings.Fields(out), " ")
-	}
 	collect := func(t *testing.T, c *ctldharness.Cluster) map[string]string {
 		out := map[string]string{}
 		job := ctldSbatch(t, c, "-D", dir, "-o", "/dev/null", "-k", "-N", "2", "--wrap", "srun --no-kill --overlap -N2 sleep 300")
@@ -231,20 +208,15 @@ func TestSlurmctldNoKillBatchHostDown(t *testing.T) {
 			"Reason=NonZeroExitCode ExitCode=137:0", "<killed>")
 		out["2 ended: job"] = killed.Replace(fmt.Sprintln(noKillJobRE.FindAllString(show, -1)))
 		if err := c.Poll(60*time.Second, func() bool {
-			s := nodeStates()
+			s := ctldNodeStates(c)
 			return !strings.Contains(s, "n2=alloc") && !strings.Contains(s, "n2=mix") && !strings.Contains(s, "compl")
 		}); err != nil {
-			t.Logf("nodes %q", nodeStates())
+			t.Logf("nodes %q", ctldNodeStates(c))
 		}
-		out["3 nodes"] = nodeStates()
+		out["3 nodes"] = ctldNodeStates(c)
 		ctldRun(c, "scontrol", "update", "nodename=n1", "state=resume")
 		return out
 	}
 	want, got := ctldOnBoth(t, c, real, ours, collect)
-	if testing.Verbose() {
-		for _, k := range slices.Sorted(maps.Keys(want)) {
-			t.Logf("%s (real):\n%s", k, want[k])
-		}
-	}
-	ctldCompare(t, want, got)
+	ctldCompareShown(t, want, got)
 }
